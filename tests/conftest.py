@@ -1,0 +1,35 @@
+"""Shared fixtures: where ../shared is, and skipping cleanly when it is absent."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED = REPO.parent / "shared"
+GAMES = REPO / "games"
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared, skipping the test when it is not there."""
+    path = SHARED.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"../shared/{'/'.join(parts)} is absent")
+    return path
+
+
+@pytest.fixture
+def shared() -> Path:
+    if not SHARED.is_dir():
+        pytest.skip("../shared is absent")
+    return SHARED
+
+
+@pytest.fixture
+def swipl() -> str:
+    exe = shutil.which("swipl")
+    if exe is None:
+        pytest.skip("SWI-Prolog (swipl) is not installed")
+    return exe
