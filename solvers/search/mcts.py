@@ -1,0 +1,332 @@
+"""Simultaneous-move Monte Carlo tree search (SM-MCTS) with exact-value backups.
+
+Algorithm (Lanctot, Lisý & Winands, "Monte Carlo Tree Search in Simultaneous Move
+Games with Applications to Goofspiel", CGW 2013; Bošanský, Lisý, Lanctot, Čermák &
+Winands, "Algorithms for computing strategies in two-player simultaneous move
+games", Artificial Intelligence 235, 2016, section 5; Kocsis & Szepesvári 2006 for
+UCT; Winands, Björnsson & Saito 2008 for MCTS-Solver):
+
+1. Select: from the root, at each node every role that has a choice picks a move on
+   its own statistics (decoupled): UCB1 on the mean reward of its moves when it is
+   the only chooser (UCT) or with ``simultaneous="duct"``; regret matching mixed
+   with ``rm_gamma`` exploration with ``simultaneous="rm"``. A chance role (GDL's
+   ``random``) picks uniformly. Nodes are keyed by state (a transposition table),
+   so repeated states share statistics.
+2. Expand: the first state outside the table becomes a node (while the table is
+   below ``max_nodes``).
+3. Simulate: uniform random joint moves to a terminal state; the goal vector,
+   scaled to [0, 1], is the reward.
+4. Back up: every node on the path updates, for each of its choosers, the visit
+   count and reward sum of the move taken; regret matching adds
+   ``r / sigma(a)`` to the taken move's regret and subtracts ``r`` from all, and
+   adds ``sigma`` to the mean strategy. When the reward came from a terminal or
+   proven node, the node tries :func:`.exact.exact_backup` and becomes proven
+   when its children's exact values decide it (MCTS-Solver); proven nodes are not
+   sampled below.
+5. Repeat until the deadline or the playout count; the root's result gives, per
+   role, a strategy: the exact one when proven, else the visit distribution
+   (UCT/DUCT) or the mean strategy (RM), and a value estimate.
+
+The tree persists between calls: searching from a later state reuses what was
+found below it; unreachable nodes are dropped when the table gets large.
+Determinism: one ``random.Random(seed)``; ties among unvisited moves are broken by
+it, among equal UCB scores by the first move in the machine's order.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from solvers.errors import GameError
+from solvers.search.exact import ExactValue, NodeShape, exact_backup
+from solvers.search.game import SearchGame, safe_goals
+
+SIMULTANEOUS_POLICIES = ("duct", "rm")
+MAX_PATH = 100_000  # a guard against games whose play never ends
+
+
+@dataclass
+class SearchConfig:
+    """Tuning of :class:`MCTS` (defaults suit GDL goals 0..100 scaled to [0, 1])."""
+
+    simultaneous: str = "duct"  # "duct" (decoupled UCT) or "rm" (regret matching)
+    exploration: float = 0.7  # UCB1 constant C in q + C sqrt(ln N / n)
+    rm_gamma: float = 0.1  # uniform exploration mixed into regret matching
+    solver: bool = True  # back up exact values (MCTS-Solver)
+    max_nodes: int = 200_000  # memory budget: nodes kept in the table
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.simultaneous not in SIMULTANEOUS_POLICIES:
+            raise ValueError(f"simultaneous must be one of {SIMULTANEOUS_POLICIES}")
+
+
+class _Node:
+    """Statistics of one state; per-role arrays exist only for roles with a choice."""
+
+    __slots__ = ("moves", "shape", "count", "reward_sum", "visits", "totals", "regrets",
+                 "strategy_sum", "children", "exact", "terminal")
+
+    def __init__(self, moves: list[tuple[Hashable, ...]], shape: NodeShape,
+                 n_roles: int, exact: ExactValue | None, terminal: bool) -> None:
+        self.moves = moves
+        self.shape = shape
+        self.count = 0
+        self.reward_sum = np.zeros(n_roles)
+        self.visits: dict[int, np.ndarray] = {r: np.zeros(shape.sizes[r]) for r in shape.choosers}
+        self.totals: dict[int, np.ndarray] = {r: np.zeros(shape.sizes[r]) for r in shape.choosers}
+        self.regrets: dict[int, np.ndarray] = {}
+        self.strategy_sum: dict[int, np.ndarray] = {}
+        self.children: dict[tuple[int, ...], Hashable] = {}
+        self.exact = exact
+        self.terminal = terminal
+
+
+@dataclass
+class SearchResult:
+    """What a search found at its root state."""
+
+    moves: tuple[tuple[Hashable, ...], ...]  # legal moves per role
+    strategy: tuple[np.ndarray, ...]  # per role, a probability per move
+    value: np.ndarray  # expected goal per role (0..100)
+    proven: bool  # value and strategies are exact
+    playouts: int
+    elapsed: float
+    nodes: int
+    visits: tuple[np.ndarray, ...] = field(default_factory=tuple)
+
+    def best_move(self, role: int) -> Hashable:
+        """The most probable move of ``role`` (ties: first in the machine's order)."""
+        return self.moves[role][int(np.argmax(self.strategy[role]))]
+
+    def sample_move(self, role: int, rng: random.Random) -> Hashable:
+        """A move of ``role`` drawn from its strategy."""
+        weights = self.strategy[role]
+        return self.moves[role][_sample(weights / weights.sum(), rng)]
+
+
+def _sample(probabilities: np.ndarray, rng: random.Random) -> int:
+    index = int(np.searchsorted(np.cumsum(probabilities), rng.random(), side="right"))
+    return min(index, len(probabilities) - 1)
+
+
+class MCTS:
+    """SM-MCTS over a :class:`~solvers.search.game.SearchGame` (module docstring).
+
+    ``chance_roles``: indices of roles played by nature (GDL's ``random`` role);
+    they pick uniformly and never choose strategically.
+    """
+
+    def __init__(self, game: SearchGame, config: SearchConfig | None = None, *,
+                 chance_roles: Sequence[int] = ()) -> None:
+        self.game = game
+        self.config = config or SearchConfig()
+        self.chance_roles = tuple(chance_roles)
+        self._n_roles = len(game.roles)
+        self._rng = random.Random(self.config.seed)
+        self._table: dict[Hashable, _Node] = {}
+
+    @property
+    def nodes(self) -> int:
+        return len(self._table)
+
+    def search(self, state: Hashable, *, deadline: float | None = None,
+               playouts: int | None = None) -> SearchResult:
+        """Search from ``state`` until ``deadline`` (``time.monotonic()``) or ``playouts``.
+
+        At least one limit is required. A proven root stops the search early.
+        """
+        if deadline is None and playouts is None:
+            raise ValueError("search needs a deadline or a playout count")
+        started = time.monotonic()
+        if len(self._table) > self.config.max_nodes // 2:
+            self._keep_reachable(state)
+        root = self._table.get(state) or self._expand(state, force=True)
+        if root.terminal:
+            raise GameError("search from a terminal state: there is no move to choose")
+        done = 0
+        while root.exact is None and (playouts is None or done < playouts):
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            if self._iterate(state, root, deadline):
+                done += 1
+        return self._result(root, done, time.monotonic() - started)
+
+    # -- one iteration ------------------------------------------------------------
+
+    def _iterate(self, state: Hashable, node: _Node, deadline: float | None) -> bool:
+        path: list[tuple[_Node, tuple[int, ...], dict[int, float]]] = []
+        while True:
+            if node.exact is not None:
+                reward, settled = node.exact.value / 100.0, True
+                break
+            joint, probs = self._select(node)
+            child_state = node.children.get(joint)
+            if child_state is None:
+                child_state = self.game.next_state(
+                    state, [node.moves[r][joint[r]] for r in range(self._n_roles)])
+                node.children[joint] = child_state
+            path.append((node, joint, probs))
+            state = child_state
+            child = self._table.get(state)
+            if child is None:
+                child = self._expand(state)
+                if child is None or child.exact is None:
+                    reward, settled = self._playout(state, deadline), False
+                    break
+            if len(path) > MAX_PATH:
+                return False
+            node = child
+        if reward is None:
+            return False
+        self._back_up(path, reward, settled)
+        return True
+
+    def _expand(self, state: Hashable, force: bool = False) -> _Node | None:
+        if not force and len(self._table) >= self.config.max_nodes:
+            return None
+        game = self.game
+        if game.is_terminal(state):
+            node = _Node([], NodeShape((), (), ()), self._n_roles,
+                         ExactValue(safe_goals(game, state)), True)
+        else:
+            try:
+                moves = [tuple(game.legal_moves(state, r)) for r in range(self._n_roles)]
+            except GameError:  # a role without a legal move: treat as a dead end
+                node = _Node([], NodeShape((), (), ()), self._n_roles,
+                             ExactValue(np.zeros(self._n_roles)), True)
+            else:
+                node = _Node(moves, NodeShape.of(moves, self.chance_roles),
+                             self._n_roles, None, False)
+        self._table[state] = node
+        return node
+
+    def _select(self, node: _Node) -> tuple[tuple[int, ...], dict[int, float]]:
+        shape = node.shape
+        choice: dict[int, int] = {}
+        probs: dict[int, float] = {}
+        use_rm = len(shape.choosers) > 1 and self.config.simultaneous == "rm"
+        for r in shape.choosers:
+            if use_rm:
+                choice[r], probs[r] = self._select_rm(node, r)
+            else:
+                choice[r] = self._select_ucb(node, r)
+        for r in shape.chance:
+            choice[r] = self._rng.randrange(shape.sizes[r])
+        return shape.joint(choice), probs
+
+    def _select_ucb(self, node: _Node, role: int) -> int:
+        visits = node.visits[role]
+        unvisited = np.flatnonzero(visits == 0)
+        if len(unvisited):
+            return int(unvisited[self._rng.randrange(len(unvisited))])
+        scores = node.totals[role] / visits + self.config.exploration * np.sqrt(
+            math.log(node.count) / visits)
+        return int(np.argmax(scores))
+
+    def _rm_strategy(self, node: _Node, role: int) -> np.ndarray:
+        regrets = node.regrets.get(role)
+        size = node.shape.sizes[role]
+        if regrets is None:
+            return np.full(size, 1.0 / size)
+        positive = np.maximum(regrets, 0.0)
+        total = positive.sum()
+        matched = positive / total if total > 0 else np.full(size, 1.0 / size)
+        gamma = self.config.rm_gamma
+        return (1.0 - gamma) * matched + gamma / size
+
+    def _select_rm(self, node: _Node, role: int) -> tuple[int, float]:
+        sigma = self._rm_strategy(node, role)
+        move = _sample(sigma, self._rng)
+        if role not in node.regrets:
+            node.regrets[role] = np.zeros(len(sigma))
+            node.strategy_sum[role] = np.zeros(len(sigma))
+        node.strategy_sum[role] += sigma
+        return move, float(sigma[move])
+
+    def _playout(self, state: Hashable, deadline: float | None) -> np.ndarray | None:
+        game, rng, roles = self.game, self._rng, range(self._n_roles)
+        try:
+            for _ in range(MAX_PATH):
+                if game.is_terminal(state):
+                    return safe_goals(game, state) / 100.0
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
+                state = game.next_state(state, [rng.choice(game.legal_moves(state, r))
+                                                for r in roles])
+        except GameError:  # ill-defined line of play: worth nothing to anyone
+            return np.zeros(self._n_roles)
+        return None
+
+    def _back_up(self, path: list[tuple[_Node, tuple[int, ...], dict[int, float]]],
+                 reward: np.ndarray, settled: bool) -> None:
+        for node, joint, probs in reversed(path):
+            node.count += 1
+            node.reward_sum += reward
+            for r in node.shape.choosers:
+                move = joint[r]
+                node.visits[r][move] += 1
+                node.totals[r][move] += reward[r]
+                if r in probs:  # regret matching, importance-sampled reward estimate
+                    regrets = node.regrets[r]
+                    regrets -= reward[r]
+                    regrets[move] += reward[r] / probs[r]
+            if settled and self.config.solver:
+                node.exact = exact_backup(node.shape, lambda j, n=node: self._child_exact(n, j))
+                settled = node.exact is not None
+
+    def _child_exact(self, node: _Node, joint: tuple[int, ...]) -> np.ndarray | None:
+        child_state = node.children.get(joint)
+        if child_state is None:
+            return None
+        child = self._table.get(child_state)
+        return None if child is None or child.exact is None else child.exact.value
+
+    # -- results and memory -------------------------------------------------------
+
+    def _result(self, root: _Node, playouts: int, elapsed: float) -> SearchResult:
+        shape = root.shape
+        strategies, visits = [], []
+        for r in range(self._n_roles):
+            size = shape.sizes[r]
+            visits.append(root.visits.get(r, np.zeros(size)).copy())
+            strategies.append(self._root_strategy(root, r))
+        if root.exact is not None:
+            value = root.exact.value.copy()
+        elif root.count:
+            value = root.reward_sum / root.count * 100.0
+        else:
+            value = np.full(self._n_roles, np.nan)
+        return SearchResult(tuple(root.moves), tuple(strategies), value,
+                            root.exact is not None, playouts, elapsed, len(self._table),
+                            tuple(visits))
+
+    def _root_strategy(self, root: _Node, role: int) -> np.ndarray:
+        size = root.shape.sizes[role]
+        if root.exact is not None and role in root.exact.strategies:
+            return root.exact.strategies[role].copy()
+        if role in root.strategy_sum and root.strategy_sum[role].sum() > 0:
+            return root.strategy_sum[role] / root.strategy_sum[role].sum()
+        visits = root.visits.get(role)
+        if visits is not None and visits.sum() > 0:
+            return visits / visits.sum()
+        return np.full(size, 1.0 / size)
+
+    def _keep_reachable(self, root_state: Hashable) -> None:
+        """Drop every node not reachable from ``root_state`` (the game moved on)."""
+        kept: dict[Hashable, _Node] = {}
+        frontier = [root_state]
+        while frontier:
+            state = frontier.pop()
+            node = self._table.get(state)
+            if node is None or state in kept:
+                continue
+            kept[state] = node
+            frontier.extend(node.children.values())
+        self._table = kept
