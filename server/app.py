@@ -1,0 +1,341 @@
+"""The match server: websocket agents in, matches out (the I/O layer over ``protocol.py``).
+
+One :class:`MatchServer` owns the websocket listener (``websockets`` asyncio API), the
+lobby of logged-in agents, the running matches (one asyncio task each) and the
+records. Each socket runs :meth:`MatchServer._serve_socket`: log in with ``hello`` /
+``rejoin`` within a time limit, then read messages one by one; every bad message is
+answered with an ``error`` and the socket, the server and the other matches go on.
+Limits against floods: at most ``max_connections`` sockets, a login deadline, and
+``max_message_bytes`` per message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+
+from gdl.loader import load_game
+from server import protocol
+from server.connections import Connection, Lobby
+from server.match import GRACE, Match, MatchOutcome
+from server.players.factory import make_player
+from server.players.spec import parse_spec
+from server.players.websocket import WsSeat
+from server.protocol import ProtocolError
+from server.records import Records
+from solvers.errors import GameError
+from solvers.playable import PlayableGame
+
+log = logging.getLogger(__name__)
+
+FRAME_LIMIT = 4 << 20  # the websocket library closes (1009) above this; we answer below it
+RECENT_MATCHES = 1024  # finished matches kept in memory so a late rejoin learns the end
+
+
+class MatchServer:
+    """A websocket match server (see the module docstring)."""
+
+    def __init__(self, records: Records, *, host: str = "127.0.0.1", port: int = 9147,
+                 game_dirs: Sequence[str | Path] = (), max_connections: int = 1024,
+                 max_message_bytes: int = protocol.MAX_MESSAGE_BYTES,
+                 login_timeout: float = 10.0, heartbeat: float = 15.0,
+                 seat_wait: float = 30.0, admin_token: str | None = None,
+                 grace: float = GRACE) -> None:
+        self.records = records
+        self.host = host
+        self.port = port
+        self.game_dirs = [Path(d) for d in game_dirs]
+        self.max_connections = max_connections
+        self.max_message_bytes = max_message_bytes
+        self.login_timeout = login_timeout
+        self.heartbeat = heartbeat
+        self.seat_wait = seat_wait
+        self.admin_token = admin_token
+        self.grace = grace
+        self.lobby = Lobby()
+        self.sockets = 0
+        self.matches: dict[str, Match] = {}
+        self.tasks: dict[str, asyncio.Task[MatchOutcome]] = {}
+        self.finished: OrderedDict[str, MatchOutcome] = OrderedDict()
+        self._server: Server | None = None
+        self._ids = itertools.count(1)
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # --- lifecycle ---
+
+    async def start(self) -> None:
+        self._server = await serve(self._serve_socket, self.host, self.port,
+                                   max_size=FRAME_LIMIT, ping_interval=20, ping_timeout=20,
+                                   max_queue=64)
+        self.port = self._server.sockets[0].getsockname()[1]  # port 0 -> the chosen one
+
+    @property
+    def url(self) -> str:
+        return f"ws://{self.host}:{self.port}/"
+
+    async def close(self, reason: str = "server shutdown") -> None:
+        """Abort the running matches (recorded), then stop listening."""
+        await asyncio.gather(*(self.abort(mid, reason) for mid in list(self.tasks)),
+                             return_exceptions=True)
+        for task in list(self._background):
+            task.cancel()
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    async def __aenter__(self) -> MatchServer:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # --- matches ---
+
+    def new_match_id(self, game: PlayableGame) -> str:
+        return f"{game.name}.{int(time.time() * 1000)}.{next(self._ids)}.{secrets.token_hex(2)}"
+
+    def create_match(self, game: PlayableGame, player_specs: Sequence[str], *,
+                     startclock: float = 10.0, playclock: float = 5.0, seed: int | None = None,
+                     tournament: str | None = None) -> Match:
+        """Seat the players (specs) and start the match as a task of this server."""
+        specs = [parse_spec(s) for s in player_specs]
+        if len(specs) != len(game.roles):
+            raise GameError(f"{game.name} has {len(game.roles)} roles "
+                            f"({', '.join(game.roles)}); got {len(specs)} players")
+        seed = secrets.randbelow(1 << 31) if seed is None else seed
+        players = [make_player(s, self) for s in specs]
+        match = Match(self.new_match_id(game), game, players, player_specs, self.records,
+                      startclock=startclock, playclock=playclock, seed=seed,
+                      tournament=tournament, grace=self.grace)
+        self.matches[match.id] = match
+        task = asyncio.create_task(self._run(match), name=f"match {match.id}")
+        self.tasks[match.id] = task
+        return match
+
+    async def _run(self, match: Match) -> MatchOutcome:
+        try:
+            return await match.run()
+        finally:
+            self.matches.pop(match.id, None)
+            self.tasks.pop(match.id, None)
+            self.finished[match.id] = match.outcome
+            while len(self.finished) > RECENT_MATCHES:
+                self.finished.popitem(last=False)
+
+    async def play_match(self, game: PlayableGame, player_specs: Sequence[str],
+                         **options: Any) -> MatchOutcome:
+        match = self.create_match(game, player_specs, **options)
+        return await self.tasks[match.id]
+
+    async def abort(self, match_id: str, reason: str = "aborted by the operator") -> bool:
+        match, task = self.matches.get(match_id), self.tasks.get(match_id)
+        if match is None or task is None:
+            return False
+        match.abort_reason = reason
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        return True
+
+    def load_game(self, name: str) -> PlayableGame:
+        """A game file named relative to one of the game folders (never outside them)."""
+        if not self.game_dirs:
+            raise GameError("this server has no game folders (start it with --games DIR)")
+        for folder in self.game_dirs:
+            path = folder / name
+            if path.is_file():
+                return load_game(path, allowed_dirs=self.game_dirs)
+        raise GameError(f"no game {name!r} in the game folders")
+
+    # --- sockets ---
+
+    async def _serve_socket(self, ws: ServerConnection) -> None:
+        if self.sockets >= self.max_connections:
+            with contextlib.suppress(ConnectionClosed):
+                await ws.send(protocol.encode(protocol.error(
+                    "server-full", f"at most {self.max_connections} connections")))
+                await ws.close(1013, "server full")
+            return
+        self.sockets += 1
+        conn: Connection | None = None
+        try:
+            conn = await self._login(ws)
+            if conn is None:
+                return
+            heartbeat = asyncio.create_task(self._heartbeat(conn))
+            try:
+                async for data in ws:
+                    await self._handle(conn, data)
+            finally:
+                heartbeat.cancel()
+        except ConnectionClosed:
+            pass
+        finally:
+            self.sockets -= 1
+            if conn is not None:
+                await self._disconnect(conn)
+
+    async def _login(self, ws: ServerConnection) -> Connection | None:
+        """Read messages until a valid hello/rejoin (within the login deadline)."""
+        deadline = asyncio.get_running_loop().time() + self.login_timeout
+        while True:
+            left = deadline - asyncio.get_running_loop().time()
+            try:
+                data = await asyncio.wait_for(ws.recv(), max(0.0, left))
+            except TimeoutError:
+                await ws.close(1008, "no hello in time")
+                return None
+            try:
+                message = protocol.parse_message(data, self.max_message_bytes)
+                if message["type"] == "hello":
+                    conn = Connection(ws, message["name"], message["token"],
+                                      message.get("max_matches", 1))
+                    await conn.send(protocol.welcome(conn.name, self.heartbeat))
+                    await self.lobby.add(conn)
+                    return conn
+                if message["type"] == "rejoin":
+                    return await self._rejoin(None, ws, message)
+                if message["type"] == "ping":
+                    await ws.send(protocol.encode(protocol.pong(message.get("nonce"))))
+                    continue
+                if message["type"] in ("create", "abort", "list"):
+                    await self._control(ws, message)
+                    continue
+                raise ProtocolError("not-logged-in", "say hello (or rejoin) first",
+                                    ref=message["type"])
+            except ProtocolError as exc:
+                await ws.send(protocol.encode(exc.to_message()))
+
+    async def _handle(self, conn: Connection, data: str | bytes) -> None:
+        try:
+            message = protocol.parse_message(data, self.max_message_bytes)
+            kind = message["type"]
+            if kind == "move":
+                self._move(conn, message)
+            elif kind == "ready":
+                self._seat_of(conn, message["match"]).ready.set()
+            elif kind == "ping":
+                await conn.send(protocol.pong(message.get("nonce")))
+            elif kind == "pong":
+                pass
+            elif kind == "rejoin":
+                await self._rejoin(conn, conn.ws, message)
+            elif kind == "hello":
+                raise ProtocolError("already-logged-in", "this connection is logged in")
+            else:
+                await self._control(conn.ws, message)
+        except ProtocolError as exc:
+            await conn.send(exc.to_message())
+
+    def _seat_of(self, conn: Connection, match_id: str, role: str | None = None) -> WsSeat:
+        match = self.matches.get(match_id)
+        if match is None:
+            raise ProtocolError("unknown-match", f"no running match {match_id!r}", match_id)
+        seats = [p for p in match.players if isinstance(p, WsSeat) and p.conn is conn]
+        if not seats:
+            raise ProtocolError("not-seated", f"you hold no seat in {match_id}", match_id)
+        if role is not None:
+            seats = [s for s in seats if s.seat is not None and s.seat.role_name == role]
+            if not seats:
+                raise ProtocolError("wrong-role", f"you do not play {role!r} in {match_id}",
+                                    match_id)
+        return seats[0]
+
+    def _move(self, conn: Connection, message: dict[str, Any]) -> None:
+        seat = self._seat_of(conn, message["match"], message.get("role"))
+        if not seat.receive_move(message["step"], message["move"]):
+            raise ProtocolError("wrong-step", f"no request open for step {message['step']} "
+                                f"in {message['match']}", message["match"], "move")
+
+    async def _rejoin(self, conn: Connection | None, ws: ServerConnection,
+                      message: dict[str, Any]) -> Connection:
+        match_id, token = message["match"], message["token"]
+        match = self.matches.get(match_id)
+        if match is None:
+            outcome = self.finished.get(match_id)
+            if outcome is None:
+                raise ProtocolError("unknown-match", f"no match {match_id!r}", match_id)
+            seats: list[WsSeat] = []
+        else:
+            seats = [p for p in match.players if isinstance(p, WsSeat) and p.token == token]
+            if not seats:
+                raise ProtocolError("bad-token", f"that token holds no seat in {match_id}",
+                                    match_id)
+        if conn is None:
+            name = seats[0].name if seats else message.get("name", "agent")
+            conn = Connection(ws, name, token, 1)
+            await conn.send(protocol.welcome(conn.name, self.heartbeat))
+            await self.lobby.add(conn)
+        if match is None:
+            outcome = self.finished[match_id]
+            await conn.send(protocol.abort(match_id, outcome.reason or "")
+                            if outcome.status != "completed"
+                            else {"type": "end", "match": match_id, "status": "completed",
+                                  "payoffs": outcome.payoffs})
+            return conn
+        for seat in seats:
+            await seat.rejoin(conn)
+        return conn
+
+    async def _disconnect(self, conn: Connection) -> None:
+        conn.closed = True
+        await self.lobby.remove(conn)
+        for seat in list(conn.seats):
+            seat.disconnected(conn)
+
+    async def _heartbeat(self, conn: Connection) -> None:
+        for n in itertools.count(1):
+            await asyncio.sleep(self.heartbeat)
+            if not await conn.send(protocol.ping(n)):
+                return
+
+    # --- control messages (operators) ---
+
+    async def _control(self, ws: ServerConnection, message: dict[str, Any]) -> None:
+        if self.admin_token is not None and message.get("admin_token") != self.admin_token:
+            raise ProtocolError("not-allowed", "control messages need the admin token",
+                                ref=message["type"])
+        kind = message["type"]
+        if kind == "list":
+            rows = [{"match": m.id, "game": m.game.name, "status": "running",
+                     "players": m.specs, "step": m.step} for m in self.matches.values()]
+            await ws.send(protocol.encode(protocol.matches(rows)))
+        elif kind == "abort":
+            if not await self.abort(message["match"]):
+                raise ProtocolError("unknown-match", f"no running match {message['match']!r}",
+                                    message["match"])
+            await ws.send(protocol.encode(protocol.aborted(message["match"])))
+        elif kind == "create":
+            try:
+                game = self.load_game(message["game"])
+                match = self.create_match(game, message["players"],
+                                          startclock=message.get("startclock", 10.0),
+                                          playclock=message.get("playclock", 5.0),
+                                          seed=message.get("seed"))
+            except GameError as exc:
+                raise ProtocolError("bad-game", str(exc), ref="create") from None
+            await ws.send(protocol.encode(protocol.created(match.id, list(game.roles))))
+            task = asyncio.create_task(self._report_finish(ws, match.id))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    async def _report_finish(self, ws: ServerConnection, match_id: str) -> None:
+        task = self.tasks.get(match_id)
+        if task is None:
+            return
+        outcome = await asyncio.shield(task)
+        with contextlib.suppress(ConnectionClosed):
+            await ws.send(protocol.encode(protocol.finished(match_id, outcome.status,
+                                                            outcome.payoffs)))

@@ -1,0 +1,85 @@
+"""Logged-in agent connections and the lobby that hands them seats.
+
+A :class:`Connection` is one websocket after ``hello`` (or ``rejoin``); it holds the
+agent's name, its token and the seats it plays. The :class:`Lobby` seats ``ws:NAME``
+players: a match waits until a connection with that name has a free slot (its hello's
+``max_matches``, default 1), so one agent is never offered more matches than it asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from server.protocol import encode
+
+
+class Connection:
+    """One logged-in agent socket."""
+
+    def __init__(self, ws: ServerConnection, name: str, token: str, max_matches: int) -> None:
+        self.ws = ws
+        self.name = name
+        self.token = token
+        self.max_matches = max_matches
+        self.seats: set[Any] = set()  # server.players.websocket.WsSeat
+        self.closed = False
+
+    @property
+    def free(self) -> bool:
+        return not self.closed and len(self.seats) < self.max_matches
+
+    async def send(self, message: dict[str, Any]) -> bool:
+        """Send one message; False when the socket is gone (the caller decides what that means)."""
+        if self.closed:
+            return False
+        try:
+            await self.ws.send(encode(message))
+        except ConnectionClosed:
+            return False
+        return True
+
+
+class Lobby:
+    """Connections by name, and matches waiting for a connection with a free slot."""
+
+    def __init__(self) -> None:
+        self.by_name: dict[str, list[Connection]] = {}
+        self._changed = asyncio.Condition()
+
+    async def add(self, conn: Connection) -> None:
+        self.by_name.setdefault(conn.name, []).append(conn)
+        await self._notify()
+
+    async def remove(self, conn: Connection) -> None:
+        conns = self.by_name.get(conn.name, [])
+        if conn in conns:
+            conns.remove(conn)
+        if not conns:
+            self.by_name.pop(conn.name, None)
+
+    async def _notify(self) -> None:
+        async with self._changed:
+            self._changed.notify_all()
+
+    async def released(self) -> None:
+        """A seat was given back: wake the matches waiting for that name."""
+        await self._notify()
+
+    async def claim(self, name: str, seat: Any, timeout: float) -> Connection | None:
+        """A connection named ``name`` with a free slot, now holding ``seat``; None on timeout."""
+        async def wait() -> Connection:
+            async with self._changed:
+                while True:
+                    for conn in self.by_name.get(name, []):
+                        if conn.free:
+                            conn.seats.add(seat)
+                            return conn
+                    await self._changed.wait()
+        try:
+            return await asyncio.wait_for(wait(), timeout)
+        except TimeoutError:
+            return None

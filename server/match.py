@@ -1,0 +1,192 @@
+"""One match, run as a GGP game manager runs it.
+
+Algorithm (ggp-base's GameServer, as ``shared/protocols/ggp-http.md`` describes it):
+
+1. Record the match (status ``running``), then start every seat at once; each gets
+   the start clock. A seat that cannot be filled aborts the match.
+2. At each step, for every role that has legal moves, draw a uniformly random legal
+   move from the match's fault generator *before* asking (so a fault's replacement
+   does not depend on when it happened), then ask all acting roles in parallel with
+   the play clock (plus a 1 s grace, as ggp-base waits).
+3. A late reply becomes that move with error ``TO`` (``CE`` when the player is
+   unreachable), a non-move ``IL null``, an illegal move ``IL <move>``.
+4. Apply the joint move (chance from the match's chance generator), commit the step
+   to the database, then tell every seat the step's result (its own observation).
+5. At a terminal state, record the payoffs and send each seat the end. An abort
+   (operator, shutdown, cancelled task) records ``aborted`` with the reason.
+
+Both generators derive from the match seed, so a seed replays the match when the
+players are deterministic.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.players.base import Player, PlayerGone, SeatInfo, SeatUnfilled, StepRequest
+from server.protocol import match_legal_move
+from server.records import Records
+from solvers.errors import GameError
+from solvers.playable import PlayableGame, State
+
+GRACE = 1.0  # seconds a late reply is still accepted, as ggp-base waits playclock + 1 s
+MAX_STEPS = 10_000  # a guard against games that never end
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class MatchOutcome:
+    match: str
+    status: str  # completed | aborted
+    payoffs: list[float] | None
+    reason: str | None = None
+    moves: list[list[str | None]] = field(default_factory=list)
+    errors: list[list[str]] = field(default_factory=list)
+    latencies: list[float] = field(default_factory=list)  # seconds, request -> reply
+
+
+class MatchAborted(Exception):
+    """Raised into a running match to abort it (the reason is recorded)."""
+
+
+def state_text(game: PlayableGame, state: State) -> str:
+    """A state as text for the record (GDL adapters give the KIF facts)."""
+    to_text = getattr(game, "state_text", None)
+    if callable(to_text):
+        return str(to_text(state))
+    return str(state)
+
+
+class Match:
+    """A match between seated players (see the module docstring)."""
+
+    def __init__(self, match_id: str, game: PlayableGame, players: Sequence[Player],
+                 specs: Sequence[str], records: Records, *, startclock: float,
+                 playclock: float, seed: int, tournament: str | None = None,
+                 grace: float = GRACE) -> None:
+        if len(players) != len(game.roles):
+            raise GameError(f"{game.name} has {len(game.roles)} roles "
+                            f"({', '.join(game.roles)}); got {len(players)} players")
+        self.id = match_id
+        self.game = game
+        self.players = list(players)
+        self.specs = list(specs)
+        self.records = records
+        self.startclock = startclock
+        self.playclock = playclock
+        self.seed = seed
+        self.tournament = tournament
+        self.grace = grace
+        self.chance_rng = random.Random(f"{seed}:chance")
+        self.fault_rng = random.Random(f"{seed}:faults")
+        self.step = 0
+        self.abort_reason: str | None = None
+        self.outcome = MatchOutcome(match_id, "running", None)
+
+    def seat(self, role: int) -> SeatInfo:
+        return SeatInfo(self.id, self.game, role, self.startclock, self.playclock, self.seed)
+
+    async def run(self) -> MatchOutcome:
+        """Play the match to its end (or abort) and return how it ended; never raises GameError."""
+        state = self.game.initial_state(self.chance_rng)
+        await self.records.begin_match({
+            "id": self.id, "game": self.game.name, "format": self.game.format,
+            "roles": list(self.game.roles), "players": self.specs, "seed": self.seed,
+            "startclock": self.startclock, "playclock": self.playclock,
+            "tournament": self.tournament, "initial_state": state_text(self.game, state),
+            "description": {"format": self.game.format, "name": self.game.name}})
+        try:
+            await self._start_all()
+            state = await self._play(state)
+            payoffs = [float(p) for p in self.game.payoffs(state)]
+            await self.records.finish_match(self.id, "completed", payoffs)
+            self.outcome.status, self.outcome.payoffs = "completed", payoffs
+            last = self.outcome.moves[-1] if self.outcome.moves else []
+            await asyncio.gather(*(p.stop(payoffs, self._observe(state, r), last)
+                                   for r, p in enumerate(self.players)),
+                                 return_exceptions=True)
+        except (GameError, asyncio.CancelledError, MatchAborted) as exc:
+            reason = self.abort_reason or (str(exc) if isinstance(exc, GameError) else "cancelled")
+            await self._record_abort(reason)
+            if isinstance(exc, asyncio.CancelledError) and self.abort_reason is None:
+                raise
+        finally:
+            await asyncio.gather(*(p.close() for p in self.players), return_exceptions=True)
+        return self.outcome
+
+    async def _record_abort(self, reason: str) -> None:
+        self.outcome.status, self.outcome.reason = "aborted", reason
+        # the record must be written even while this task is being cancelled
+        await asyncio.shield(self.records.finish_match(self.id, "aborted", None, reason))
+        await asyncio.gather(*(p.abort(reason) for p in self.players), return_exceptions=True)
+
+    async def _start_all(self) -> None:
+        starts = [asyncio.ensure_future(p.start(self.seat(r))) for r, p in enumerate(self.players)]
+        try:
+            for done in asyncio.as_completed(starts):
+                await done  # SeatUnfilled (a GameError) aborts the match
+        except SeatUnfilled:
+            for task in starts:
+                task.cancel()
+            raise
+
+    def _observe(self, state: State, role: int) -> Any:
+        return self.game.observation(state, role)
+
+    async def _play(self, state: State) -> State:
+        while not self.game.is_terminal(state):
+            if self.step >= MAX_STEPS:
+                raise GameError(f"no terminal state after {MAX_STEPS} steps")
+            self.step += 1
+            legal = [self.game.legal_moves(state, r) for r in range(len(self.game.roles))]
+            if not any(legal):
+                raise GameError(f"step {self.step}: no role has a legal move")
+            fallback = [self.fault_rng.choice(moves) if moves else None for moves in legal]
+            last = self.outcome.moves[-1] if self.outcome.moves else None
+            replies = await asyncio.gather(*(
+                self._ask(r, StepRequest(self.step, state, self._observe(state, r), moves,
+                                         self.playclock, last))
+                for r, moves in enumerate(legal)))
+            moves: list[str | None] = []
+            errors: list[str] = []
+            for r, (reply, error) in enumerate(replies):
+                if legal[r] and error == "":
+                    reply, error = match_legal_move(self.game.format, reply, legal[r])
+                moves.append(reply if error == "" else fallback[r])
+                errors.append(error)
+            state = self.game.next_state(state, moves, self.chance_rng)
+            # commit before anyone hears of the step: a crash loses at most this step
+            await self.records.add_step(self.id, self.step, moves, errors,
+                                        state_text(self.game, state))
+            self.outcome.moves.append(moves)
+            self.outcome.errors.append(errors)
+            await asyncio.gather(*(p.result(self.step, moves[r], errors[r],
+                                            self._observe(state, r))
+                                   for r, p in enumerate(self.players)),
+                                 return_exceptions=True)
+        return state
+
+    async def _ask(self, role: int, request: StepRequest) -> tuple[Any, str]:
+        """(reply, "") or (None, fault code) for one role; roles that do not act are not asked."""
+        if not request.legal:
+            return None, ""
+        player = self.players[role]
+        sent = time.perf_counter()
+        try:
+            reply = await asyncio.wait_for(player.play(request), request.deadline + self.grace)
+        except TimeoutError:
+            return None, "TO" if player.connected else "CE"
+        except (PlayerGone, ConnectionError, OSError):
+            return None, "CE"
+        except GameError as exc:  # a player's own failure never ends the match
+            log.warning("match %s role %d: %s", self.id, role, exc)
+            return None, "CE"
+        self.outcome.latencies.append(time.perf_counter() - sent)
+        return reply, ""

@@ -1,0 +1,114 @@
+"""Built-in players that run inside the server: random, first legal, UCT, solver-backed.
+
+They never block the event loop: ``uct`` and ``solver`` think in a worker thread
+(``asyncio.to_thread``) and stop at the step's deadline minus a margin; ``random``
+and ``first`` answer at once. Every random choice comes from a generator seeded by
+the match seed and the role (``random?seed=N`` overrides it).
+
+``uct`` is plain UCT where one role moves and decoupled UCT where several move at
+once (``solvers.search.MCTS``), with ``?playouts=N`` (default: until the deadline)
+and ``?margin=S`` (seconds kept free before the deadline, default 0.5). It searches
+the true state, so it is used only in perfect-information games (GDL); in ``.efg``,
+tree and POSG games, where a built-in may know no more than its observation, it
+plays like ``solver``. ``solver`` plays a solved strategy where the game's adapter
+provides one (see :func:`_solved_policy`), else uniformly at random among the legal
+moves of its information set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+from server.players.base import QuietPlayer, SeatInfo, StepRequest
+from server.players.spec import PlayerSpec
+from solvers.playable import PlayableGame
+
+
+class RandomPlayer(QuietPlayer):
+    """A uniformly random legal move."""
+
+    def __init__(self, spec: PlayerSpec) -> None:
+        self.spec = spec
+        self.label = spec.text
+        self.rng = random.Random()
+
+    async def start(self, seat: SeatInfo) -> None:
+        seed = self.spec.options.get("seed", f"{seat.seed}:{seat.role}")
+        self.rng = random.Random(f"builtin:{seed}")
+
+    async def play(self, request: StepRequest) -> Any:
+        return self.rng.choice(request.legal)
+
+
+class FirstPlayer(QuietPlayer):
+    """The first legal move in the game's order."""
+
+    def __init__(self, spec: PlayerSpec) -> None:
+        self.label = spec.text
+
+    async def start(self, seat: SeatInfo) -> None:
+        return None
+
+    async def play(self, request: StepRequest) -> Any:
+        return request.legal[0]
+
+
+class _SearchView:
+    """A playable game as the search's state machine (chance drawn from a seeded rng)."""
+
+    def __init__(self, game: PlayableGame, rng: random.Random) -> None:
+        self.game = game
+        self.rng = rng
+        self.roles = list(game.roles)
+
+    def legal_moves(self, state: Hashable, role: int) -> Sequence[Hashable]:
+        return self.game.legal_moves(state, role) or [None]
+
+    def next_state(self, state: Hashable, joint: Sequence[Hashable]) -> Hashable:
+        return self.game.next_state(state, list(joint), self.rng)
+
+    def is_terminal(self, state: Hashable) -> bool:
+        return self.game.is_terminal(state)
+
+    def goals(self, state: Hashable) -> Sequence[float]:
+        return self.game.payoffs(state)
+
+
+class UctPlayer(RandomPlayer):
+    """UCT / decoupled UCT on the true state (perfect-information games only)."""
+
+    def __init__(self, spec: PlayerSpec) -> None:
+        super().__init__(spec)
+        self.playouts = spec.option_int("playouts", 0) or None
+        self.margin = spec.option_float("margin", 0.5)
+        self.search: Any = None
+        self.role = 0
+
+    async def start(self, seat: SeatInfo) -> None:
+        await super().start(seat)
+        self.role = seat.role
+        if seat.game.format == "gdl":
+            from solvers.search import MCTS, SearchConfig
+
+            view = _SearchView(seat.game, random.Random(f"uct:{seat.seed}:{seat.role}"))
+            self.search = MCTS(view, SearchConfig(seed=self.rng.randrange(1 << 30)))
+
+    async def play(self, request: StepRequest) -> Any:
+        if self.search is None or len(request.legal) == 1:
+            return await super().play(request)
+        deadline = time.monotonic() + max(0.05, request.deadline - self.margin)
+        result = await asyncio.to_thread(self.search.search, request.state,
+                                         deadline=deadline, playouts=self.playouts)
+        return result.best_move(self.role)
+
+
+def make_builtin(spec: PlayerSpec) -> QuietPlayer:
+    if spec.kind == "first":
+        return FirstPlayer(spec)
+    if spec.kind == "uct":
+        return UctPlayer(spec)
+    return RandomPlayer(spec)

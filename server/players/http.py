@@ -1,0 +1,85 @@
+"""A seat played by a GGP HTTP player (``http://HOST:PORT``), as ggp-base's manager drives it.
+
+Every message is one ``POST /`` on a fresh connection (5 s to connect), read to
+close; START waits the start clock, PLAY is cut off by the match's clock, STOP and
+ABORT are sent and forgotten after their clock. GGP HTTP is a GDL protocol, so this
+seat refuses other formats.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Sequence
+from typing import Any
+from urllib.parse import urlsplit
+
+from server import ggp_http
+from server.players.base import PlayerGone, QuietPlayer, SeatInfo, SeatUnfilled, StepRequest
+from server.players.spec import PlayerSpec
+
+CONNECT_TIMEOUT = 5.0
+
+
+class HttpPlayer(QuietPlayer):
+    def __init__(self, spec: PlayerSpec) -> None:
+        url = urlsplit(spec.target)
+        self.host = url.hostname or "127.0.0.1"
+        self.port = url.port or 80
+        self.label = spec.text
+        self.seat: SeatInfo | None = None
+
+    async def _send(self, body: str) -> str:
+        """One message, one connection: the reply's trimmed body (PlayerGone when unreachable)."""
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(self.host, self.port), CONNECT_TIMEOUT)
+        except (OSError, TimeoutError) as exc:
+            raise PlayerGone(f"{self.label}: cannot connect: {exc}") from None
+        try:
+            writer.write(ggp_http.http_request(self.host, self.port, body))
+            await writer.drain()
+            data = await reader.read(ggp_http.MAX_REPLY_BYTES)
+            while data and len(data) < ggp_http.MAX_REPLY_BYTES:
+                more = await reader.read(ggp_http.MAX_REPLY_BYTES - len(data))
+                if not more:
+                    break
+                data += more
+            return ggp_http.parse_http_reply(data)
+        except (OSError, ggp_http.FormatError) as exc:
+            raise PlayerGone(f"{self.label}: {exc}") from None
+        finally:
+            writer.close()
+            with contextlib.suppress(OSError):
+                await writer.wait_closed()
+
+    async def _send_quietly(self, body: str, timeout: float) -> None:
+        with contextlib.suppress(PlayerGone, TimeoutError):
+            await asyncio.wait_for(self._send(body), timeout)
+
+    async def start(self, seat: SeatInfo) -> None:
+        if seat.game.format != "gdl":
+            raise SeatUnfilled(f"{self.label}: GGP HTTP players play GDL games only "
+                               f"({seat.game.name} is {seat.game.format})")
+        self.seat = seat
+        rules = ggp_http.rules_text(seat.game.description()["text"])
+        await self._send_quietly(ggp_http.start_message(seat.match, seat.role_name, rules,
+                                                        seat.startclock, seat.playclock),
+                                 seat.startclock)
+
+    async def play(self, request: StepRequest) -> Any:
+        assert self.seat is not None
+        last = None if request.last_joint is None else [m or "noop" for m in request.last_joint]
+        reply = await self._send(ggp_http.play_message(self.seat.match, last))
+        return ggp_http.parse_move_reply(reply)
+
+    async def stop(self, payoffs: list[float], observation: Any,
+                   last_joint: Sequence[str | None]) -> None:
+        assert self.seat is not None
+        await self._send_quietly(ggp_http.stop_message(self.seat.match,
+                                                       [m or "noop" for m in last_joint]),
+                                 self.seat.playclock)
+
+    async def abort(self, reason: str) -> None:
+        if self.seat is not None:
+            await self._send_quietly(ggp_http.abort_message(self.seat.match), 1.0)

@@ -1,0 +1,54 @@
+"""The ``agent`` / ``agent:NAME`` seat: our own agent, launched as a subprocess.
+
+The server never imports ``agent`` (the layers stay apart): it runs
+``python -m ggp_cli agent --ws URL --name NAME`` with a unique name and seats it as a
+``ws:NAME`` player; the process is stopped when the match ends. Options after ``?``
+other than ``wait`` are passed on as ``--KEY VALUE``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+import sys
+from typing import TYPE_CHECKING
+
+from server.players.base import SeatInfo, SeatUnfilled
+from server.players.spec import PlayerSpec
+from server.players.websocket import WsSeat
+
+if TYPE_CHECKING:
+    from server.app import MatchServer
+
+
+class LaunchedAgent(WsSeat):
+    def __init__(self, spec: PlayerSpec, server: MatchServer) -> None:
+        unique = f"{spec.target or 'agent'}-{secrets.token_hex(4)}"
+        super().__init__(PlayerSpec("ws", unique, spec.options, spec.text), server.lobby,
+                         spec.option_float("wait", server.seat_wait))
+        self.url = server.url
+        self.extra = [arg for key, value in spec.options.items() if key != "wait"
+                      for arg in (f"--{key}", value)]
+        self.process: asyncio.subprocess.Process | None = None
+
+    async def start(self, seat: SeatInfo) -> None:
+        try:
+            self.process = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "ggp_cli", "agent", "--ws", self.url, "--name", self.name,
+                *self.extra, stdin=asyncio.subprocess.DEVNULL)
+        except OSError as exc:
+            raise SeatUnfilled(f"cannot launch the agent: {exc}") from None
+        await super().start(seat)
+
+    async def close(self) -> None:
+        await super().close()
+        if self.process is not None and self.process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.process.terminate()
+            try:
+                await asyncio.wait_for(self.process.wait(), 5)
+            except TimeoutError:
+                with contextlib.suppress(ProcessLookupError):
+                    self.process.kill()
+                await self.process.wait()

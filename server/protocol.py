@@ -1,0 +1,240 @@
+"""The websocket match protocol, sans I/O: parse what clients send, build what we send.
+
+The wire format is described in ``server/PROTOCOL.md``. Nothing here touches a socket:
+:func:`parse_message` turns one received frame into a validated ``dict`` (or raises
+:class:`ProtocolError` with the error code the client gets back), and the builders
+return ``dict`` messages that :func:`encode` turns into one text frame. The server's
+I/O layer (``server/app.py``) and the tests use these functions directly.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from solvers.errors import GameError
+
+PROTOCOL_VERSION = 1
+MAX_MESSAGE_BYTES = 1 << 20
+SERVER_NAME = "ggp-server"
+
+NAME_PATTERN = re.compile(r"[A-Za-z0-9_.:@-]{1,64}")
+TOKEN_PATTERN = re.compile(r"[\x21-\x7e]{8,128}")
+MATCH_ID_PATTERN = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
+MAX_MOVE_CHARS = 4096
+
+
+class ProtocolError(GameError):
+    """A message the server refuses; ``code`` is the ``error`` code sent back."""
+
+    def __init__(self, code: str, message: str, match: str | None = None,
+                 ref: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.match = match
+        self.ref = ref
+
+    def to_message(self) -> dict[str, Any]:
+        return error(self.code, self.message, match=self.match, ref=self.ref)
+
+
+# Field kinds a client message may carry: each checks and returns the value.
+def _str(pattern: re.Pattern[str] | None = None, max_chars: int = 1 << 16):
+    def check(value: Any) -> str:
+        if not isinstance(value, str) or len(value) > max_chars:
+            raise ValueError("a string")
+        if pattern is not None and not pattern.fullmatch(value):
+            raise ValueError(f"a string matching {pattern.pattern}")
+        return value
+    return check
+
+
+def _int(minimum: int = 0):
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+            raise ValueError(f"an integer >= {minimum}")
+        return value
+    return check
+
+
+def _clock(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
+            or not 0 < value <= 86400:
+        raise ValueError("a number of seconds in (0, 86400]")
+    return float(value)
+
+
+def _any(value: Any) -> Any:
+    return value
+
+
+def _player_list(value: Any) -> list[str]:
+    if not isinstance(value, list) or not 1 <= len(value) <= 64 \
+            or not all(isinstance(v, str) and 0 < len(v) <= 512 for v in value):
+        raise ValueError("a list of player specs (strings)")
+    return value
+
+
+_NAME = _str(NAME_PATTERN)
+_TOKEN = _str(TOKEN_PATTERN)
+_MATCH = _str(MATCH_ID_PATTERN)
+
+# type -> {field: (check, required)}
+CLIENT_MESSAGES: dict[str, dict[str, tuple[Any, bool]]] = {
+    "hello": {"name": (_NAME, True), "token": (_TOKEN, True),
+              "max_matches": (_int(1), False), "protocol": (_int(1), False)},
+    "ready": {"match": (_MATCH, True)},
+    # ``move`` itself is checked by the match (a non-string move is ``IL null``, not an error)
+    "move": {"match": (_MATCH, True), "step": (_int(1), True), "move": (_any, True),
+             "role": (_str(max_chars=256), False)},
+    "rejoin": {"match": (_MATCH, True), "token": (_TOKEN, True), "name": (_NAME, False)},
+    "ping": {"nonce": (_any, False)},
+    "pong": {"nonce": (_any, False)},
+    "create": {"game": (_str(max_chars=1024), True), "players": (_player_list, True),
+               "startclock": (_clock, False), "playclock": (_clock, False),
+               "seed": (_int(0), False), "admin_token": (_str(max_chars=256), False)},
+    "abort": {"match": (_MATCH, True), "admin_token": (_str(max_chars=256), False)},
+    "list": {"admin_token": (_str(max_chars=256), False)},
+}
+
+
+def parse_message(data: str | bytes, max_bytes: int = MAX_MESSAGE_BYTES) -> dict[str, Any]:
+    """One received frame -> a validated message ``dict`` (raises :class:`ProtocolError`)."""
+    if isinstance(data, bytes | bytearray | memoryview):
+        raise ProtocolError("bad-json", "binary frames are not part of the protocol; "
+                            "send JSON text frames")
+    if len(data) > max_bytes and len(data.encode("utf-8", "surrogatepass")) > max_bytes:
+        raise ProtocolError("too-big", f"message larger than {max_bytes} bytes")
+    try:
+        message = json.loads(data)
+    except (ValueError, RecursionError) as exc:
+        raise ProtocolError("bad-json", f"not JSON: {str(exc)[:200]}") from None
+    if not isinstance(message, dict):
+        raise ProtocolError("bad-json", "a message is a JSON object with a 'type' field")
+    kind = message.get("type")
+    if not isinstance(kind, str):
+        raise ProtocolError("bad-field", "missing 'type' (a string)")
+    fields = CLIENT_MESSAGES.get(kind)
+    if fields is None:
+        raise ProtocolError("unknown-type", f"unknown message type {kind[:64]!r}", ref=kind[:64])
+    match = message.get("match") if isinstance(message.get("match"), str) else None
+    out: dict[str, Any] = {"type": kind}
+    for name, (check, required) in fields.items():
+        if name not in message:
+            if required:
+                raise ProtocolError("bad-field", f"{kind}: missing field {name!r}",
+                                    match=match, ref=kind)
+            continue
+        try:
+            out[name] = check(message[name])
+        except ValueError as exc:
+            raise ProtocolError("bad-field", f"{kind}: field {name!r} must be {exc}",
+                                match=match, ref=kind) from None
+    return out
+
+
+def encode(message: dict[str, Any]) -> str:
+    """A message as one compact JSON text frame."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+
+
+# Server -> client messages (see PROTOCOL.md for each field).
+
+def welcome(name: str, heartbeat: float) -> dict[str, Any]:
+    return {"type": "welcome", "name": name, "protocol": PROTOCOL_VERSION,
+            "heartbeat": heartbeat, "server": SERVER_NAME}
+
+
+def offer(match: str, role: str, roles: list[str], game: dict[str, str], startclock: float,
+          playclock: float, seed: int, step: int = 0, rejoin: bool = False) -> dict[str, Any]:
+    message = {"type": "offer", "match": match, "role": role, "roles": list(roles),
+               "game": game, "startclock": startclock, "playclock": playclock,
+               "seed": seed, "step": step}
+    if rejoin:
+        message["rejoin"] = True
+    return message
+
+
+def request(match: str, step: int, role: str, observation: Any, legal: list[str],
+            deadline: float) -> dict[str, Any]:
+    return {"type": "request", "match": match, "step": step, "role": role,
+            "observation": observation, "legal": list(legal), "deadline": round(deadline, 3)}
+
+
+def step_result(match: str, step: int, role: str, move: str | None, error_code: str,
+                observation: Any) -> dict[str, Any]:
+    return {"type": "step", "match": match, "step": step, "role": role, "move": move,
+            "error": error_code, "observation": observation}
+
+
+def end(match: str, payoffs: list[float], role_index: int, observation: Any) -> dict[str, Any]:
+    return {"type": "end", "match": match, "status": "completed", "payoffs": list(payoffs),
+            "payoff": payoffs[role_index], "observation": observation}
+
+
+def abort(match: str, reason: str) -> dict[str, Any]:
+    return {"type": "abort", "match": match, "reason": reason}
+
+
+def error(code: str, message: str, match: str | None = None,
+          ref: str | None = None) -> dict[str, Any]:
+    out: dict[str, Any] = {"type": "error", "code": code, "message": message}
+    if match is not None:
+        out["match"] = match
+    if ref is not None:
+        out["ref"] = ref
+    return out
+
+
+def ping(nonce: Any) -> dict[str, Any]:
+    return {"type": "ping", "nonce": nonce}
+
+
+def pong(nonce: Any) -> dict[str, Any]:
+    return {"type": "pong", "nonce": nonce}
+
+
+def created(match: str, roles: list[str]) -> dict[str, Any]:
+    return {"type": "created", "match": match, "roles": list(roles)}
+
+
+def finished(match: str, status: str, payoffs: list[float] | None) -> dict[str, Any]:
+    return {"type": "finished", "match": match, "status": status, "payoffs": payoffs}
+
+
+def aborted(match: str) -> dict[str, Any]:
+    return {"type": "aborted", "match": match}
+
+
+def matches(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "matches", "matches": rows}
+
+
+# Moves: GDL terms compare modulo whitespace around parentheses.
+
+_KIF_TOKEN = re.compile(r"\(|\)|[^\s()]+")
+
+
+def normalize_move(fmt: str, move: str) -> str:
+    """The canonical form a move is compared in (GDL: ``( mark 1 3 )`` -> ``(mark 1 3)``)."""
+    if fmt != "gdl":
+        return move
+    out: list[str] = []
+    for token in _KIF_TOKEN.findall(move):
+        if out and out[-1] != "(" and token != ")":
+            out.append(" ")
+        out.append(token)
+    return "".join(out)
+
+
+def match_legal_move(fmt: str, move: Any, legal: list[str]) -> tuple[str | None, str]:
+    """(the legal move meant, ``""``) or (``None``, the GGP error code ``IL ...``)."""
+    if not isinstance(move, str) or len(move) > MAX_MOVE_CHARS or not move.strip():
+        return None, "IL null"
+    wanted = normalize_move(fmt, move.strip())
+    for candidate in legal:
+        if normalize_move(fmt, candidate) == wanted:
+            return candidate, ""
+    return None, f"IL {wanted}"

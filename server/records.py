@@ -1,0 +1,220 @@
+"""Match records in SQLite: every match, written step by step, never silently lost.
+
+The database runs in WAL mode and each step is its own committed transaction, so a
+crash of the server process loses at most the step in flight. On open, matches still
+marked ``running`` (the server died under them) are marked ``aborted`` with the reason
+``server restarted``. All writes go through one worker thread (SQLite connections are
+single-threaded and a commit must not stall the event loop); the async methods hand
+work to it.
+
+Tables: ``matches`` (one row per match, status ``running`` | ``completed`` |
+``aborted``), ``steps`` (one row per step: moves, errors, the state after it),
+``tournaments`` (configuration and final standings).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from solvers.errors import GameError
+
+T = TypeVar("T")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS matches (
+    id TEXT PRIMARY KEY,
+    game TEXT NOT NULL,
+    format TEXT NOT NULL,
+    roles TEXT NOT NULL,
+    players TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    startclock REAL NOT NULL,
+    playclock REAL NOT NULL,
+    tournament TEXT,
+    status TEXT NOT NULL,
+    reason TEXT,
+    payoffs TEXT,
+    initial_state TEXT,
+    description TEXT,
+    started REAL NOT NULL,
+    finished REAL
+);
+CREATE TABLE IF NOT EXISTS steps (
+    match TEXT NOT NULL REFERENCES matches(id),
+    step INTEGER NOT NULL,
+    moves TEXT NOT NULL,
+    errors TEXT NOT NULL,
+    state TEXT,
+    time REAL NOT NULL,
+    PRIMARY KEY (match, step)
+);
+CREATE TABLE IF NOT EXISTS tournaments (
+    id TEXT PRIMARY KEY,
+    config TEXT NOT NULL,
+    status TEXT NOT NULL,
+    standings TEXT,
+    started REAL NOT NULL,
+    finished REAL
+);
+CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches(tournament);
+"""
+
+
+class Records:
+    """The match database (one file, WAL); blocking methods plus ``a``-prefixed async ones."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = str(path)
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="records")
+        self._db: sqlite3.Connection = self._executor.submit(self._open).result()
+
+    def _open(self) -> sqlite3.Connection:
+        try:
+            db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            db.execute("PRAGMA journal_mode=WAL")
+            # NORMAL in WAL mode: a process crash loses no committed step; only a power
+            # loss may drop the last commits (the database stays consistent either way)
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA busy_timeout=5000")
+            db.executescript(SCHEMA)
+            db.execute("UPDATE matches SET status='aborted', reason='server restarted', "
+                       "finished=? WHERE status='running'", (time.time(),))
+            db.execute("UPDATE tournaments SET status='aborted' WHERE status='running'")
+        except sqlite3.Error as exc:
+            raise GameError(f"{self.path}: cannot open the match database: {exc}") from None
+        return db
+
+    def close(self) -> None:
+        self._executor.submit(self._db.close).result()
+        self._executor.shutdown()
+
+    def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        return self._executor.submit(fn, *args).result()
+
+    async def _arun(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+
+    # --- writes (each one transaction) ---
+
+    def _begin_match(self, row: dict[str, Any]) -> None:
+        self._db.execute(
+            "INSERT INTO matches (id, game, format, roles, players, seed, startclock, playclock,"
+            " tournament, status, initial_state, description, started)"
+            " VALUES (?,?,?,?,?,?,?,?,?,'running',?,?,?)",
+            (row["id"], row["game"], row["format"], json.dumps(row["roles"]),
+             json.dumps(row["players"]), row["seed"], row["startclock"], row["playclock"],
+             row.get("tournament"), row.get("initial_state"), json.dumps(row["description"]),
+             time.time()))
+
+    def _add_step(self, match: str, step: int, moves: list[str | None], errors: list[str],
+                  state: str | None) -> None:
+        self._db.execute("INSERT INTO steps (match, step, moves, errors, state, time)"
+                         " VALUES (?,?,?,?,?,?)",
+                         (match, step, json.dumps(moves), json.dumps(errors), state, time.time()))
+
+    def _finish_match(self, match: str, status: str, payoffs: list[float] | None,
+                      reason: str | None) -> None:
+        self._db.execute("UPDATE matches SET status=?, payoffs=?, reason=?, finished=?"
+                         " WHERE id=?",
+                         (status, None if payoffs is None else json.dumps(payoffs), reason,
+                          time.time(), match))
+
+    def _begin_tournament(self, tid: str, config: dict[str, Any]) -> None:
+        self._db.execute("INSERT INTO tournaments (id, config, status, started)"
+                         " VALUES (?,?,'running',?)", (tid, json.dumps(config), time.time()))
+
+    def _finish_tournament(self, tid: str, status: str, standings: Any) -> None:
+        self._db.execute("UPDATE tournaments SET status=?, standings=?, finished=? WHERE id=?",
+                         (status, json.dumps(standings), time.time(), tid))
+
+    async def begin_match(self, row: dict[str, Any]) -> None:
+        await self._arun(self._begin_match, row)
+
+    async def add_step(self, match: str, step: int, moves: list[str | None],
+                       errors: list[str], state: str | None) -> None:
+        await self._arun(self._add_step, match, step, moves, errors, state)
+
+    async def finish_match(self, match: str, status: str, payoffs: list[float] | None,
+                           reason: str | None = None) -> None:
+        await self._arun(self._finish_match, match, status, payoffs, reason)
+
+    async def begin_tournament(self, tid: str, config: dict[str, Any]) -> None:
+        await self._arun(self._begin_tournament, tid, config)
+
+    async def finish_tournament(self, tid: str, status: str, standings: Any) -> None:
+        await self._arun(self._finish_tournament, tid, status, standings)
+
+    # --- reads ---
+
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        cursor = self._db.execute(sql, args)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+    def list_matches(self, tournament: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        """Matches, newest first (JSON columns decoded)."""
+        where, args = ("WHERE tournament=?", (tournament,)) if tournament else ("", ())
+        rows = self._run(self._query, f"SELECT id, game, format, roles, players, seed, status,"
+                         f" reason, payoffs, tournament, started, finished FROM matches {where}"
+                         f" ORDER BY started DESC, id LIMIT ?", (*args, limit))
+        return [_decode(row) for row in rows]
+
+    def get_match(self, match: str) -> dict[str, Any]:
+        """One match with its steps; :class:`GameError` when there is no such match."""
+        rows = self._run(self._query, "SELECT * FROM matches WHERE id=?", (match,))
+        if not rows:
+            raise GameError(f"no match {match!r} in {self.path}")
+        out = _decode(rows[0])
+        steps = self._run(self._query, "SELECT step, moves, errors, state, time FROM steps"
+                          " WHERE match=? ORDER BY step", (match,))
+        out["steps"] = [_decode(step) for step in steps]
+        return out
+
+    def get_tournament(self, tid: str) -> dict[str, Any]:
+        rows = self._run(self._query, "SELECT * FROM tournaments WHERE id=?", (tid,))
+        if not rows:
+            raise GameError(f"no tournament {tid!r} in {self.path}")
+        return _decode(rows[0])
+
+
+_JSON_COLUMNS = ("roles", "players", "payoffs", "moves", "errors", "description", "config",
+                 "standings")
+
+
+def _decode(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: json.loads(v) if k in _JSON_COLUMNS and v is not None else v
+            for k, v in row.items()}
+
+
+def ggp_base_json(record: dict[str, Any]) -> dict[str, Any]:
+    """A recorded match in ggp-base's match JSON (keys in ``shared/protocols/ggp-http.md``)."""
+    steps = record["steps"]
+    states = [record.get("initial_state")] + [s["state"] for s in steps]
+    return {
+        "matchId": record["id"],
+        "startClock": record["startclock"],
+        "playClock": record["playclock"],
+        "previewClock": -1,
+        "startTime": int(record["started"] * 1000),
+        "randomToken": str(record["seed"]),
+        "playerNamesFromHost": record["players"],
+        "tournamentNameFromHost": record.get("tournament") or "",
+        "scrambled": False,
+        "gameMetaURL": "",
+        "gameName": record["game"],
+        "gameRoleNames": record["roles"],
+        "states": states,
+        "moves": [[m if m is not None else "" for m in s["moves"]] for s in steps],
+        "errors": [s["errors"] for s in steps],
+        "stateTimes": [int(record["started"] * 1000)] + [int(s["time"] * 1000) for s in steps],
+        "goalValues": record["payoffs"] or [],
+        "isCompleted": record["status"] == "completed",
+        "isAborted": record["status"] == "aborted",
+    }

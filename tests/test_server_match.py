@@ -1,0 +1,69 @@
+"""Real matches over real sockets on loopback: websocket agents and built-ins, faults."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from test_server_support import Pennies, ScriptedAgent
+
+from server.app import MatchServer
+from server.records import Records
+
+
+@pytest.fixture
+async def server(tmp_path):
+    records = Records(tmp_path / "matches.sqlite")
+    async with MatchServer(records, port=0, grace=0.05, seat_wait=5) as srv:
+        yield srv
+    records.close()
+
+
+async def test_ws_agent_against_builtin(server) -> None:
+    alice = await ScriptedAgent(server.url, "alice").start()
+    outcome = await server.play_match(Pennies(), ["ws:alice", "first"], startclock=2,
+                                      playclock=2, seed=3)
+    # both show heads (first legal) twice: row wins both rounds
+    assert outcome.status == "completed"
+    assert outcome.payoffs == [100.0, 0.0]
+    assert outcome.errors == [["", ""], ["", ""]]
+    offer = alice.of_type("offer")[0]
+    assert offer["role"] == "row" and offer["roles"] == ["row", "col"]
+    assert offer["game"]["format"] == "efg"
+    steps = alice.of_type("step")
+    # each role sees only its own moves
+    assert steps[-1]["observation"] == ["heads", "heads"]
+    assert [s["move"] for s in steps] == ["heads", "heads"]
+    requests = alice.of_type("request")
+    assert [r["step"] for r in requests] == [1, 2] and requests[0]["legal"] == ["heads", "tails"]
+    await asyncio.sleep(0.05)
+    assert alice.ends[outcome.match]["payoff"] == 100.0
+    record = server.records.get_match(outcome.match)
+    assert record["status"] == "completed" and record["payoffs"] == [100.0, 0.0]
+    assert [s["moves"] for s in record["steps"]] == [["heads", "heads"], ["heads", "heads"]]
+    await alice.stop()
+
+
+async def test_faults_are_replaced_by_the_prechosen_random_move(server) -> None:
+    # alice answers an illegal move, bob never answers: IL and TO, the match goes on
+    alice = await ScriptedAgent(server.url, "alice", policy=lambda m: "edge").start()
+    bob = await ScriptedAgent(server.url, "bob", policy=lambda m: None).start()
+    outcome = await server.play_match(Pennies(turns=True), ["ws:alice", "ws:bob"],
+                                      startclock=1, playclock=0.2, seed=11)
+    assert outcome.status == "completed"
+    assert outcome.errors == [["IL edge", "TO"], ["IL edge", "TO"], ["IL edge", ""]]
+    again = await server.play_match(Pennies(turns=True), ["ws:alice", "ws:bob"],
+                                    startclock=1, playclock=0.2, seed=11)
+    # the replacements come from the seeded fault generator: same seed, same moves
+    assert again.moves == outcome.moves
+    assert outcome.moves[2][1] is None  # col does not act in round 3
+    await alice.stop()
+    await bob.stop()
+
+
+async def test_unfilled_seat_aborts_and_is_recorded(server) -> None:
+    server.seat_wait = 0.1
+    outcome = await server.play_match(Pennies(), ["ws:nobody", "random"], startclock=1,
+                                      playclock=1, seed=1)
+    assert outcome.status == "aborted" and "nobody" in outcome.reason
+    assert server.records.get_match(outcome.match)["status"] == "aborted"
