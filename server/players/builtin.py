@@ -29,31 +29,32 @@ from solvers.playable import PlayableGame
 
 
 class RandomPlayer(QuietPlayer):
-    """A uniformly random legal move."""
+    """A uniformly random legal move (the base of the built-ins: seeding, ``?delay=S``)."""
 
     def __init__(self, spec: PlayerSpec) -> None:
         self.spec = spec
         self.label = spec.text
         self.rng = random.Random()
+        # seconds to wait before answering: a slow player for demos and tests
+        self.delay = spec.option_float("delay", 0.0)
 
     async def start(self, seat: SeatInfo) -> None:
         seed = self.spec.options.get("seed", f"{seat.seed}:{seat.role}")
         self.rng = random.Random(f"builtin:{seed}")
 
     async def play(self, request: StepRequest) -> Any:
+        if self.delay > 0:
+            await asyncio.sleep(self.delay)
+        return await self.choose(request)
+
+    async def choose(self, request: StepRequest) -> Any:
         return self.rng.choice(request.legal)
 
 
-class FirstPlayer(QuietPlayer):
+class FirstPlayer(RandomPlayer):
     """The first legal move in the game's order."""
 
-    def __init__(self, spec: PlayerSpec) -> None:
-        self.label = spec.text
-
-    async def start(self, seat: SeatInfo) -> None:
-        return None
-
-    async def play(self, request: StepRequest) -> Any:
+    async def choose(self, request: StepRequest) -> Any:
         return request.legal[0]
 
 
@@ -97,9 +98,9 @@ class UctPlayer(RandomPlayer):
             view = _SearchView(seat.game, random.Random(f"uct:{seat.seed}:{seat.role}"))
             self.search = MCTS(view, SearchConfig(seed=self.rng.randrange(1 << 30)))
 
-    async def play(self, request: StepRequest) -> Any:
+    async def choose(self, request: StepRequest) -> Any:
         if self.search is None or len(request.legal) == 1:
-            return await super().play(request)
+            return await super().choose(request)
         deadline = time.monotonic() + max(0.05, request.deadline - self.margin)
         result = await asyncio.to_thread(self.search.search, request.state,
                                          deadline=deadline, playouts=self.playouts)

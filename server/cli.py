@@ -1,0 +1,297 @@
+"""Command-line front ends: ``ggp serve``, ``ggp match``, ``ggp tournament``, ``ggp matches``.
+
+Each takes its argv and returns an exit status; bad input raises
+:class:`solvers.errors.GameError`, which the ``ggp`` dispatcher prints as one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from gdl.loader import load_game
+from server.app import MatchServer
+from server.match import MatchOutcome
+from server.players.spec import parse_spec
+from server.records import Records, ggp_base_json
+from server.tournament import (
+    ProgressBar,
+    TournamentResult,
+    format_standings,
+    run_tournament,
+    schedule,
+)
+from solvers.errors import GameError
+from solvers.playable import PlayableGame
+
+DEFAULT_DB = "matches.sqlite"
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError("must be in (0, 86400] seconds")
+    return value
+
+
+def _clock_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--startclock", type=_positive, default=10.0,
+                        help="seconds to get ready (default 10)")
+    parser.add_argument("--playclock", type=_positive, default=5.0,
+                        help="seconds per move (default 5)")
+    parser.add_argument("--seed", type=int, default=None, help="seed of chance and faults")
+    parser.add_argument("--db", default=DEFAULT_DB, help=f"match database (default {DEFAULT_DB})")
+    parser.add_argument("--games", nargs="+", default=None, metavar="DIR",
+                        help="only load game files from these folders")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _load_games(paths: Sequence[str], dirs: Sequence[str] | None) -> list[PlayableGame]:
+    allowed = [Path(d) for d in dirs] if dirs else None
+    return [load_game(p, allowed_dirs=allowed) for p in paths]
+
+
+def _check_specs(specs: Sequence[str]) -> None:
+    for spec in specs:
+        parse_spec(spec)  # raises GameError on a malformed spec, before anything starts
+
+
+def _setup_logging() -> None:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
+                        stream=sys.stderr)
+
+
+# --- ggp serve ---
+
+def serve_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ggp serve", description="run the websocket match "
+                                     "server (protocol: server/PROTOCOL.md)")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to bind (default 127.0.0.1: loopback only)")
+    parser.add_argument("--port", type=int, default=9147, help="port (default 9147; 0: any)")
+    parser.add_argument("--db", default=DEFAULT_DB, help=f"match database (default {DEFAULT_DB})")
+    parser.add_argument("--games", nargs="+", default=[], metavar="DIR",
+                        help="folders that 'create' messages may load games from")
+    parser.add_argument("--admin-token", default=None,
+                        help="require this token in control messages (create/abort/list)")
+    parser.add_argument("--max-connections", type=int, default=1024)
+    args = parser.parse_args(argv)
+    _setup_logging()
+    records = Records(args.db)
+    try:
+        asyncio.run(_serve(records, args))
+    finally:
+        records.close()
+    return 0
+
+
+async def _serve(records: Records, args: argparse.Namespace) -> None:
+    server = MatchServer(records, host=args.host, port=args.port, game_dirs=args.games,
+                         max_connections=args.max_connections, admin_token=args.admin_token)
+    try:
+        await server.start()
+    except OSError as exc:
+        raise GameError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") \
+            from None
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    print(f"serving on {server.url} (database {args.db})", flush=True)
+    try:
+        await stop.wait()
+    finally:
+        await server.close()
+    print("stopped; running matches were recorded as aborted", file=sys.stderr)
+
+
+# --- ggp match ---
+
+def match_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ggp match", description="play one match on an "
+                                     "embedded server; print the move log and the result")
+    parser.add_argument("game", help="game file (.kif, .efg, tree-format .txt, .osposg)")
+    parser.add_argument("--players", nargs="+", required=True, metavar="SPEC",
+                        help="one player spec per role (random, first, uct, solver, "
+                        "http://HOST:PORT, ws:NAME, agent[:NAME]; options after '?')")
+    _clock_args(parser)
+    args = parser.parse_args(argv)
+    _setup_logging()
+    _check_specs(args.players)
+    game = _load_games([args.game], args.games)[0]
+    records = Records(args.db)
+    try:
+        outcome = asyncio.run(_one_match(records, game, args))
+    finally:
+        records.close()
+    if args.json:
+        print(json.dumps(_outcome_json(game, args.players, outcome)))
+    else:
+        print(_match_log(game, args.players, outcome))
+    return 0 if outcome.status == "completed" else 1
+
+
+async def _one_match(records: Records, game: PlayableGame,
+                     args: argparse.Namespace) -> MatchOutcome:
+    async with MatchServer(records, port=0) as server:
+        if any(p.startswith("ws:") for p in args.players):
+            print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
+        return await server.play_match(game, args.players, startclock=args.startclock,
+                                       playclock=args.playclock, seed=args.seed)
+
+
+def _outcome_json(game: PlayableGame, players: Sequence[str],
+                  outcome: MatchOutcome) -> dict[str, Any]:
+    return {"match": outcome.match, "game": game.name, "roles": list(game.roles),
+            "players": list(players), "status": outcome.status, "payoffs": outcome.payoffs,
+            "reason": outcome.reason, "moves": outcome.moves, "errors": outcome.errors}
+
+
+def _match_log(game: PlayableGame, players: Sequence[str], outcome: MatchOutcome) -> str:
+    lines = [f"match {outcome.match}: {game.name}",
+             "seats: " + ", ".join(f"{r}={p}" for r, p in zip(game.roles, players, strict=True))]
+    lines += _step_lines(list(game.roles), outcome.moves, outcome.errors)
+    lines.append(_result_line(list(game.roles), outcome.status, outcome.payoffs, outcome.reason))
+    return "\n".join(lines)
+
+
+def _step_lines(roles: list[str], moves: list[list[str | None]],
+                errors: list[list[str]]) -> list[str]:
+    lines = []
+    for step, (joint, faults) in enumerate(zip(moves, errors, strict=True), start=1):
+        parts = [f"{role} {move}" + (f" [{fault}]" if fault else "")
+                 for role, move, fault in zip(roles, joint, faults, strict=True)
+                 if move is not None]
+        lines.append(f"step {step}: " + " | ".join(parts))
+    return lines
+
+
+def _result_line(roles: list[str], status: str, payoffs: list[float] | None,
+                 reason: str | None) -> str:
+    if status == "completed" and payoffs is not None:
+        return "result: " + " ".join(f"{r}={p:g}" for r, p in zip(roles, payoffs, strict=True))
+    return f"result: {status}" + (f" ({reason})" if reason else "")
+
+
+# --- ggp tournament ---
+
+def tournament_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ggp tournament", description="round robin with "
+                                     "every seating, concurrent matches, standings")
+    parser.add_argument("--games", nargs="+", required=True, metavar="GAME",
+                        help="game files")
+    parser.add_argument("--players", nargs="+", required=True, metavar="SPEC")
+    parser.add_argument("--rounds", type=int, default=1, help="matches per seating (default 1)")
+    parser.add_argument("--swap-roles", action="store_true",
+                        help="every ordered seating: each player plays each role")
+    parser.add_argument("--concurrency", type=int, default=4,
+                        help="matches at once (default 4)")
+    parser.add_argument("--startclock", type=_positive, default=10.0)
+    parser.add_argument("--playclock", type=_positive, default=5.0)
+    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--db", default=DEFAULT_DB)
+    parser.add_argument("--game-dirs", nargs="+", default=None, metavar="DIR",
+                        help="only load game files from these folders")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    args = parser.parse_args(argv)
+    _setup_logging()
+    _check_specs(args.players)
+    games = _load_games(args.games, args.game_dirs)
+    records = Records(args.db)
+    try:
+        result = asyncio.run(_tournament(records, games, args))
+    finally:
+        records.close()
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(f"tournament {result.id}: {len(result.outcomes)} matches "
+              f"(database {args.db})")
+        print(format_standings(result.table))
+    return 0
+
+
+async def _tournament(records: Records, games: list[PlayableGame],
+                      args: argparse.Namespace) -> TournamentResult:
+    async with MatchServer(records, port=0) as server:
+        if any(p.startswith("ws:") for p in args.players):
+            print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
+        total = len(schedule(games, len(args.players), args.rounds, args.swap_roles, 0))
+        bar = None if args.quiet else ProgressBar(total)
+
+        def progress(outcome: MatchOutcome) -> None:
+            if bar is not None:
+                bar.advance(f"{outcome.match.split('.')[0]} {outcome.status}")
+
+        return await run_tournament(server, games, args.players, rounds=args.rounds,
+                                    swap_roles=args.swap_roles, concurrency=args.concurrency,
+                                    startclock=args.startclock, playclock=args.playclock,
+                                    seed=args.seed, on_match=progress)
+
+
+# --- ggp matches ---
+
+def matches_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ggp matches", description="recorded matches")
+    parser.add_argument("action", nargs="?", default="list", choices=["list", "show", "export"])
+    parser.add_argument("id", nargs="?", help="match id (show, export)")
+    parser.add_argument("--db", default=DEFAULT_DB)
+    parser.add_argument("--tournament", default=None, help="list only this tournament's matches")
+    parser.add_argument("--limit", type=int, default=100)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if args.action != "list" and not args.id:
+        raise GameError(f"ggp matches {args.action} needs a match id")
+    if not Path(args.db).exists():
+        raise GameError(f"{args.db}: no match database here (use --db FILE)")
+    records = Records(args.db)
+    try:
+        if args.action == "list":
+            rows = records.list_matches(args.tournament, args.limit)
+            print(json.dumps(rows) if args.json else _list_text(rows))
+        elif args.action == "show":
+            record = records.get_match(args.id)
+            print(json.dumps(record) if args.json else _show_text(record))
+        else:
+            print(json.dumps(ggp_base_json(records.get_match(args.id)), indent=1))
+    finally:
+        records.close()
+    return 0
+
+
+def _list_text(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no matches"
+    lines = []
+    for row in rows:
+        payoffs = "" if row["payoffs"] is None else " ".join(f"{p:g}" for p in row["payoffs"])
+        lines.append(f"{row['id']}  {row['status']:<9}  {' vs '.join(row['players'])}  "
+                     f"{payoffs}{'  (' + row['reason'] + ')' if row['reason'] else ''}")
+    return "\n".join(lines)
+
+
+def _show_text(record: dict[str, Any]) -> str:
+    roles = record["roles"]
+    lines = [f"match {record['id']}: {record['game']} ({record['format']}), seed {record['seed']},"
+             f" clocks {record['startclock']:g}/{record['playclock']:g}",
+             "seats: " + ", ".join(f"{r}={p}" for r, p in zip(roles, record["players"],
+                                                              strict=True))]
+    if record["tournament"]:
+        lines.append(f"tournament: {record['tournament']}")
+    lines += _step_lines(roles, [s["moves"] for s in record["steps"]],
+                         [s["errors"] for s in record["steps"]])
+    lines.append(_result_line(roles, record["status"], record["payoffs"], record["reason"]))
+    return "\n".join(lines)

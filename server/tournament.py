@@ -1,0 +1,223 @@
+"""Round-robin tournaments: every seating of the entrants, concurrent matches, standings.
+
+Algorithm:
+
+1. Schedule: for each game with R roles and each round, every R-subset of the P
+   entrants in the order given (``--swap-roles``: every ordered R-tuple, so each
+   entrant plays each role against each opponent set). Match ``i`` gets the seed
+   ``hash(tournament seed, i)``.
+2. Run the matches on one server, at most ``concurrency`` at a time, recording each
+   with the tournament's id; a progress bar goes to stderr.
+3. Standings per entrant, per game and overall: the mean payoff with a 95%
+   confidence interval (Student's t over the matches: ``t(0.975, n-1) * s / sqrt(n)``),
+   and wins/draws/losses (a win: strictly the highest payoff of the match; a draw:
+   tied for the highest; otherwise a loss). Aborted matches are counted apart and
+   score nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import math
+import random
+import secrets
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from scipy import stats
+
+from server.app import MatchServer
+from server.match import MatchOutcome
+from solvers.errors import GameError
+from solvers.playable import PlayableGame
+
+
+@dataclass(frozen=True)
+class Pairing:
+    game: PlayableGame
+    entrants: tuple[int, ...]  # entrant index per role
+    round: int
+    seed: int
+
+
+@dataclass
+class Standing:
+    entrant: str
+    game: str  # a game name or "overall"
+    scores: list[float] = field(default_factory=list)
+    wins: int = 0
+    draws: int = 0
+    losses: int = 0
+    aborted: int = 0
+
+    @property
+    def mean(self) -> float | None:
+        return sum(self.scores) / len(self.scores) if self.scores else None
+
+    @property
+    def ci95(self) -> float | None:
+        """Half-width of the 95% confidence interval of the mean (None below 2 matches)."""
+        n = len(self.scores)
+        if n < 2:
+            return None
+        mean = sum(self.scores) / n
+        sd = math.sqrt(sum((x - mean) ** 2 for x in self.scores) / (n - 1))
+        return float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"player": self.entrant, "game": self.game, "matches": len(self.scores),
+                "mean": self.mean, "ci95": self.ci95, "wins": self.wins, "draws": self.draws,
+                "losses": self.losses, "aborted": self.aborted}
+
+
+def entrant_names(players: Sequence[str]) -> list[str]:
+    """Unique names for the entrants (``random``, ``random#2`` when a spec repeats)."""
+    seen: dict[str, int] = {}
+    names = []
+    for spec in players:
+        seen[spec] = seen.get(spec, 0) + 1
+        names.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
+    return names
+
+
+def schedule(games: Sequence[PlayableGame], n_players: int, rounds: int, swap_roles: bool,
+             seed: int) -> list[Pairing]:
+    pairings = []
+    index = 0
+    for game in games:
+        n_roles = len(game.roles)
+        if n_players < n_roles:
+            raise GameError(f"{game.name} has {n_roles} roles; a tournament needs at least "
+                            f"{n_roles} players (got {n_players})")
+        seatings = (itertools.permutations if swap_roles else itertools.combinations)(
+            range(n_players), n_roles)
+        for seating in list(seatings):
+            for r in range(rounds):
+                pairings.append(Pairing(game, tuple(seating), r,
+                                        random.Random(f"{seed}:{index}").randrange(1 << 31)))
+                index += 1
+    return pairings
+
+
+def standings(pairings: Sequence[Pairing], outcomes: Sequence[MatchOutcome],
+              names: Sequence[str]) -> list[Standing]:
+    table: dict[tuple[str, str], Standing] = {}
+
+    def row(entrant: str, game: str) -> Standing:
+        return table.setdefault((entrant, game), Standing(entrant, game))
+
+    for pairing, outcome in zip(pairings, outcomes, strict=True):
+        for role, entrant in enumerate(pairing.entrants):
+            for game in (pairing.game.name, "overall"):
+                entry = row(names[entrant], game)
+                if outcome.status != "completed" or outcome.payoffs is None:
+                    entry.aborted += 1
+                    continue
+                payoff = outcome.payoffs[role]
+                best = max(outcome.payoffs)
+                entry.scores.append(payoff)
+                if payoff < best:
+                    entry.losses += 1
+                elif outcome.payoffs.count(best) > 1:
+                    entry.draws += 1
+                else:
+                    entry.wins += 1
+    return sorted(table.values(), key=lambda s: (s.game == "overall", s.game,
+                                                 -(s.mean if s.mean is not None else -math.inf)))
+
+
+def format_standings(rows: Sequence[Standing]) -> str:
+    width = max([len(r.entrant) for r in rows] + [6])
+    gwidth = max([len(r.game) for r in rows] + [4])
+    lines = [f"{'player'.ljust(width)}  {'game'.ljust(gwidth)}  {'n':>4}  {'mean':>8}  "
+             f"{'±95%':>8}  {'W':>4} {'D':>4} {'L':>4}  {'abort':>5}"]
+    for r in rows:
+        mean = "-" if r.mean is None else f"{r.mean:.2f}"
+        ci = "-" if r.ci95 is None else f"{r.ci95:.2f}"
+        lines.append(f"{r.entrant.ljust(width)}  {r.game.ljust(gwidth)}  {len(r.scores):>4}  "
+                     f"{mean:>8}  {ci:>8}  {r.wins:>4} {r.draws:>4} {r.losses:>4}  "
+                     f"{r.aborted:>5}")
+    return "\n".join(lines)
+
+
+class ProgressBar:
+    """``[#####.....] done/total`` redrawn on one stderr line."""
+
+    def __init__(self, total: int, stream: TextIO | None = None) -> None:
+        self.total = total
+        self.done = 0
+        self.stream = stream or sys.stderr
+        self.started = time.monotonic()
+
+    def advance(self, note: str = "") -> None:
+        self.done += 1
+        filled = 30 * self.done // max(1, self.total)
+        elapsed = time.monotonic() - self.started
+        self.stream.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} "
+                          f"matches {elapsed:.1f}s {note[:40]:<40}")
+        if self.done == self.total:
+            self.stream.write("\n")
+        self.stream.flush()
+
+
+@dataclass
+class TournamentResult:
+    id: str
+    names: list[str]
+    pairings: list[Pairing]
+    outcomes: list[MatchOutcome]
+    table: list[Standing]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tournament": self.id,
+            "players": self.names,
+            "matches": [{"match": o.match, "game": p.game.name,
+                         "players": [self.names[e] for e in p.entrants], "round": p.round,
+                         "seed": p.seed, "status": o.status, "payoffs": o.payoffs,
+                         "reason": o.reason}
+                        for p, o in zip(self.pairings, self.outcomes, strict=True)],
+            "standings": [s.to_json() for s in self.table],
+        }
+
+
+async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
+                         players: Sequence[str], *, rounds: int = 1, swap_roles: bool = False,
+                         concurrency: int = 4, startclock: float = 10.0, playclock: float = 5.0,
+                         seed: int | None = None,
+                         on_match: Callable[[MatchOutcome], None] | None = None
+                         ) -> TournamentResult:
+    """Schedule, run and score a round robin on ``server`` (see the module docstring)."""
+    if rounds < 1 or concurrency < 1:
+        raise GameError("--rounds and --concurrency must be at least 1")
+    seed = secrets.randbelow(1 << 31) if seed is None else seed
+    names = entrant_names(players)
+    pairings = schedule(games, len(players), rounds, swap_roles, seed)
+    tid = f"tournament.{int(time.time() * 1000)}.{secrets.token_hex(2)}"
+    config = {"games": [g.name for g in games], "players": list(players), "rounds": rounds,
+              "swap_roles": swap_roles, "concurrency": concurrency, "startclock": startclock,
+              "playclock": playclock, "seed": seed}
+    await server.records.begin_tournament(tid, config)
+    gate = asyncio.Semaphore(concurrency)
+
+    async def play(pairing: Pairing) -> MatchOutcome:
+        async with gate:
+            outcome = await server.play_match(
+                pairing.game, [players[e] for e in pairing.entrants], startclock=startclock,
+                playclock=playclock, seed=pairing.seed, tournament=tid)
+        if on_match is not None:
+            on_match(outcome)
+        return outcome
+
+    try:
+        outcomes = await asyncio.gather(*(play(p) for p in pairings))
+    except BaseException:
+        await asyncio.shield(server.records.finish_tournament(tid, "aborted", None))
+        raise
+    table = standings(pairings, outcomes, names)
+    await server.records.finish_tournament(tid, "completed", [s.to_json() for s in table])
+    return TournamentResult(tid, names, pairings, list(outcomes), table)
