@@ -1,0 +1,152 @@
+"""Bad input over real sockets: each bad client gets a protocol error, everything else goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from test_server_support import Pennies, ScriptedAgent
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
+
+from server.app import MatchServer
+from server.records import Records
+
+
+@pytest.fixture
+async def server(tmp_path):
+    records = Records(tmp_path / "matches.sqlite")
+    async with MatchServer(records, port=0, grace=0.05, seat_wait=5, max_connections=12,
+                           login_timeout=0.5, max_message_bytes=4096) as srv:
+        yield srv
+    records.close()
+
+
+async def exchange(ws, message: str | bytes | dict) -> dict:
+    await ws.send(json.dumps(message) if isinstance(message, dict) else message)
+    return json.loads(await asyncio.wait_for(ws.recv(), 5))
+
+
+async def test_garbage_gets_errors_while_a_match_goes_on(server) -> None:
+    slow = lambda m: m["legal"][-1]  # noqa: E731 - tails, tails: col wins both rounds
+    alice = await ScriptedAgent(server.url, "alice", policy=slow).start()
+    match = server.create_match(Pennies(), ["ws:alice", "first?delay=0.3"], startclock=1,
+                                playclock=3, seed=5)
+    async with connect(server.url) as ws:
+        assert (await exchange(ws, {"type": "move", "match": match.id, "step": 1,
+                                    "move": "heads"}))["code"] == "not-logged-in"
+        assert (await exchange(ws, {"type": "hello", "name": "mallory",
+                                    "token": "mallory-secret-1"}))["type"] == "welcome"
+        cases = [
+            (b"\x00\x01binary", "bad-json"),
+            ("{nope", "bad-json"),
+            ({"type": "launch"}, "unknown-type"),
+            (json.dumps({"type": "ping", "nonce": "x" * 5000}), "too-big"),
+            ({"type": "hello", "name": "mallory", "token": "mallory-secret-1"},
+             "already-logged-in"),
+            ({"type": "move", "match": "no.such.match", "step": 1, "move": "heads"},
+             "unknown-match"),
+            ({"type": "move", "match": match.id, "step": 1, "move": "heads"}, "not-seated"),
+            ({"type": "ready", "match": match.id}, "not-seated"),
+            ({"type": "rejoin", "match": match.id, "token": "guessed-token-1"}, "bad-token"),
+            ({"type": "abort", "match": "no.such.match"}, "unknown-match"),
+        ]
+        for message, code in cases:
+            reply = await exchange(ws, message)
+            assert reply["type"] == "error" and reply["code"] == code, (message, reply)
+        assert await exchange(ws, {"type": "ping", "nonce": 42}) == {"type": "pong", "nonce": 42}
+    # alice's own mistakes: a move for a role she does not play, for a step not open
+    async with connect(server.url) as ws:
+        await exchange(ws, {"type": "rejoin", "match": match.id, "token": alice.token})
+        for message, code in [
+                ({"type": "move", "match": match.id, "step": 1, "move": "tails", "role": "col"},
+                 "wrong-role"),
+                ({"type": "move", "match": match.id, "step": 9, "move": "tails"}, "wrong-step")]:
+            reply = await exchange(ws, message)
+            while reply["type"] != "error":
+                reply = json.loads(await asyncio.wait_for(ws.recv(), 5))
+            assert reply["code"] == code
+    outcome = await server.tasks[match.id] if match.id in server.tasks else server.finished[match.id]
+    assert outcome.status == "completed" and outcome.payoffs == [0.0, 100.0]
+    await alice.stop()
+
+
+async def test_too_big_frames_close_only_that_socket(server) -> None:
+    async with connect(server.url, max_size=None) as ws:
+        await ws.send(json.dumps({"type": "ping", "nonce": "x" * (5 << 20)}))
+        with pytest.raises(ConnectionClosed) as info:
+            await asyncio.wait_for(ws.recv(), 5)
+        assert info.value.rcvd is not None and info.value.rcvd.code == 1009
+    bob = await ScriptedAgent(server.url, "bob").start()
+    outcome = await server.play_match(Pennies(), ["random", "ws:bob"], startclock=1,
+                                      playclock=1, seed=2)
+    assert outcome.status == "completed"
+    await bob.stop()
+
+
+async def test_connection_flood_is_refused_and_idle_sockets_time_out(server) -> None:
+    sockets = [await connect(server.url) for _ in range(12)]
+    async with connect(server.url) as extra:
+        reply = json.loads(await asyncio.wait_for(extra.recv(), 5))
+        assert reply["code"] == "server-full"
+        with pytest.raises(ConnectionClosed):
+            await asyncio.wait_for(extra.recv(), 5)
+    # none of the flood said hello: the server closes them after the login deadline
+    for ws in sockets:
+        with pytest.raises(ConnectionClosed) as info:
+            await asyncio.wait_for(ws.recv(), 5)
+        assert info.value.rcvd.code == 1008
+    carol = await ScriptedAgent(server.url, "carol").start()
+    outcome = await server.play_match(Pennies(), ["ws:carol", "first"], startclock=1,
+                                      playclock=1, seed=2)
+    assert outcome.status == "completed" and outcome.payoffs == [100.0, 0.0]
+    await carol.stop()
+
+
+async def test_disconnected_agent_rejoins_and_a_lost_one_is_ce(server) -> None:
+    state: dict[str, bool] = {"dropped": False}
+    agent = ScriptedAgent(server.url, "dora")
+    dropped = asyncio.Event()
+
+    def drop_once(message: dict) -> str | None:
+        if not state["dropped"]:
+            state["dropped"] = True
+            dropped.set()
+            return None
+        return "tails"
+
+    agent.policy = drop_once
+    await agent.start()
+    match = server.create_match(Pennies(), ["ws:dora", "ws:gone"], startclock=1,
+                                playclock=1, seed=8)
+    gone = await ScriptedAgent(server.url, "gone", policy=lambda m: None).start()
+    await asyncio.wait_for(dropped.wait(), 5)
+    await agent.stop()  # the socket drops while step 1 is open
+    await gone.stop()  # this one never comes back
+    rejoined = ScriptedAgent(server.url, "dora", policy=lambda m: "tails")
+    rejoined.task = asyncio.create_task(rejoined.run(
+        {"type": "rejoin", "match": match.id, "token": agent.token}))
+    outcome = await server.tasks[match.id]
+    assert outcome.status == "completed"
+    assert [e[0] for e in outcome.errors] == ["", ""]  # dora answered both steps in time
+    assert [e[1] for e in outcome.errors] == ["CE", "CE"]
+    offers = rejoined.of_type("offer")
+    assert offers and offers[0]["rejoin"] is True and offers[0]["step"] == 1
+    assert rejoined.of_type("request")[0]["deadline"] < 1
+    await rejoined.stop()
+
+
+async def test_operator_abort_is_recorded_and_told(server) -> None:
+    eve = await ScriptedAgent(server.url, "eve", policy=lambda m: None).start()
+    match = server.create_match(Pennies(), ["ws:eve", "random"], startclock=1, playclock=30,
+                                seed=1)
+    while not eve.of_type("request"):
+        await asyncio.sleep(0.01)
+    async with connect(server.url) as ws:
+        reply = await exchange(ws, {"type": "abort", "match": match.id})
+        assert reply == {"type": "aborted", "match": match.id}
+    await asyncio.sleep(0.05)
+    assert eve.ends[match.id]["type"] == "abort"
+    assert server.records.get_match(match.id)["status"] == "aborted"
+    await eve.stop()
