@@ -1,0 +1,71 @@
+"""Tournaments: scheduling every seating, concurrent matches, standings saved in the database."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from test_server_support import Pennies
+
+from server.app import MatchServer
+from server.match import MatchOutcome
+from server.records import Records
+from server.tournament import (
+    Pairing,
+    ProgressBar,
+    entrant_names,
+    format_standings,
+    run_tournament,
+    schedule,
+    standings,
+)
+from solvers.errors import GameError
+
+
+def test_schedule_every_seating() -> None:
+    game = Pennies()
+    assert [p.entrants for p in schedule([game], 3, 1, False, 0)] == [(0, 1), (0, 2), (1, 2)]
+    swapped = schedule([game], 3, 2, True, 0)
+    assert len(swapped) == 12 and {p.entrants for p in swapped} == {
+        (0, 1), (1, 0), (0, 2), (2, 0), (1, 2), (2, 1)}
+    assert len({p.seed for p in swapped}) == 12
+    with pytest.raises(GameError):
+        schedule([game], 1, 1, False, 0)
+    assert entrant_names(["random", "uct", "random"]) == ["random", "uct", "random#2"]
+
+
+def test_standings_mean_ci_and_wdl() -> None:
+    game = Pennies()
+    pairings = [Pairing(game, (0, 1), r, r) for r in range(3)] + [Pairing(game, (1, 0), 0, 9)]
+    outcomes = [MatchOutcome("a", "completed", [100.0, 0.0]),
+                MatchOutcome("b", "completed", [50.0, 50.0]),
+                MatchOutcome("c", "completed", [0.0, 100.0]),
+                MatchOutcome("d", "aborted", None, "x")]
+    table = {(s.entrant, s.game): s for s in standings(pairings, outcomes, ["p", "q"])}
+    p = table["p", "overall"]
+    assert (p.wins, p.draws, p.losses, p.aborted) == (1, 1, 1, 1)
+    assert p.mean == 50.0
+    # t(0.975, 2) = 4.3027; s = 50; half-width = 4.3027 * 50 / sqrt(3)
+    assert p.ci95 == pytest.approx(124.2083, rel=1e-4)
+    assert "p" in format_standings(list(table.values()))
+
+
+async def test_tournament_runs_concurrently_and_is_recorded(tmp_path) -> None:
+    records = Records(tmp_path / "t.sqlite")
+    bar = io.StringIO()
+    progress = ProgressBar(6, bar)
+    async with MatchServer(records, port=0) as server:
+        result = await run_tournament(server, [Pennies()], ["first", "random", "first"],
+                                      rounds=1, swap_roles=True, concurrency=3, seed=4,
+                                      on_match=lambda o: progress.advance(o.status))
+    assert [o.status for o in result.outcomes] == ["completed"] * 6
+    # first vs first: row (heads = heads) wins both rounds
+    first_pair = [o for p, o in zip(result.pairings, result.outcomes, strict=True)
+                  if p.entrants == (0, 2)]
+    assert first_pair[0].payoffs == [100.0, 0.0]
+    saved = records.get_tournament(result.id)
+    assert saved["status"] == "completed"
+    assert {(s["player"], s["game"]) for s in saved["standings"]} >= {("first#2", "overall")}
+    assert len(records.list_matches(result.id)) == 6
+    assert bar.getvalue().endswith("\n") and "6/6" in bar.getvalue()
+    records.close()
