@@ -1,0 +1,175 @@
+"""``ggp bench server``: many concurrent matches over loopback websockets.
+
+Method:
+
+1. Start a match server on 127.0.0.1 (a fresh temporary database unless ``--db``).
+2. Connect one websocket bot per seat (``--matches`` x roles sockets), all in one
+   separate client process (so the server's event loop is measured alone): each
+   logs in with ``hello`` and answers every ``request`` at once with a seeded random
+   legal move, as a built-in ``random`` player would, but across the socket.
+3. Create all matches at once (``ws:`` seats) and wait for every one to end.
+4. Report: matches completed / aborted / lost (a match is lost when the database
+   does not hold it as completed with one committed step per played step), the step
+   relay latency (server side: from sending a ``request`` to holding the ``move``,
+   i.e. one loopback round trip through the bot plus the server's queues) at p50 and
+   p99, and matches per second over the wall time of step 3.
+
+``--inproc`` seats built-in ``random`` players instead of bots (no sockets), to
+separate the server's own cost from the websocket relay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from websockets.asyncio.client import connect
+
+from gdl.loader import load_game
+from server.app import MatchServer
+from server.records import Records
+from solvers.errors import GameError
+from solvers.playable import PlayableGame
+
+DEFAULT_GAME = Path(__file__).resolve().parent.parent / "games" / "gdl" / \
+    "simultaneous_tictactoe.kif"
+
+
+async def random_bot(url: str, name: str, seed: int, ready: asyncio.Event) -> None:
+    """A websocket agent playing seeded random legal moves until the socket closes."""
+    rng = random.Random(seed)
+    async with connect(url, max_queue=None) as ws:
+        await ws.send(json.dumps({"type": "hello", "name": name,
+                                  "token": f"bench-token-{name}"}))
+        async for data in ws:
+            message = json.loads(data)
+            kind = message["type"]
+            if kind == "welcome":
+                ready.set()
+            elif kind == "offer":
+                await ws.send(json.dumps({"type": "ready", "match": message["match"]}))
+            elif kind == "request":
+                await ws.send(json.dumps({"type": "move", "match": message["match"],
+                                          "step": message["step"],
+                                          "move": rng.choice(message["legal"])}))
+            elif kind == "ping":
+                await ws.send(json.dumps({"type": "pong", "nonce": message.get("nonce")}))
+
+
+async def run_bots(url: str, count: int, seed: int) -> None:
+    """The bench's client process: ``count`` bots named bot0.., then ``ready`` on stdout."""
+    events = [asyncio.Event() for _ in range(count)]
+    bots = [asyncio.create_task(random_bot(url, f"bot{i}", seed + i, events[i]))
+            for i in range(count)]
+    await asyncio.gather(*(e.wait() for e in events))
+    print("ready", flush=True)
+    await asyncio.gather(*bots)
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) by the nearest-rank method."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, int(round(q * len(ordered) + 0.5)) - 1))]
+
+
+async def run_bench(game: PlayableGame, n_matches: int, db: Path, playclock: float,
+                    inproc: bool, seed: int) -> dict[str, Any]:
+    n_roles = len(game.roles)
+    records = Records(db)
+    try:
+        async with MatchServer(records, port=0, max_connections=4 * n_matches * n_roles + 64,
+                               seat_wait=60) as server:
+            bots = None
+            if not inproc:
+                bots = await asyncio.create_subprocess_exec(
+                    sys.executable, "-m", "server.bench", "--bots", server.url,
+                    str(n_matches * n_roles), str(seed), stdout=asyncio.subprocess.PIPE)
+                assert bots.stdout is not None
+                line = await asyncio.wait_for(bots.stdout.readline(), 120)
+                if line.strip() != b"ready":
+                    raise GameError("the bench's bot process did not start")
+            started = time.perf_counter()
+            matches = []
+            for m in range(n_matches):
+                seats = ["random"] * n_roles if inproc else \
+                    [f"ws:bot{m * n_roles + r}" for r in range(n_roles)]
+                matches.append(server.create_match(game, seats, startclock=5,
+                                                   playclock=playclock, seed=seed + m))
+            outcomes = await asyncio.gather(*(server.tasks[m.id] for m in matches))
+            wall = time.perf_counter() - started
+            if bots is not None:
+                bots.terminate()
+                await bots.wait()
+        lost = 0
+        for outcome in outcomes:
+            record = records.get_match(outcome.match)
+            if record["status"] != outcome.status or len(record["steps"]) != len(outcome.moves):
+                lost += 1
+    finally:
+        records.close()
+    latencies = [lat for o in outcomes for lat in o.latencies]
+    steps = sum(len(o.moves) for o in outcomes)
+    return {
+        "game": game.name, "matches": n_matches, "mode": "in-process" if inproc else "websocket",
+        "completed": sum(o.status == "completed" for o in outcomes),
+        "aborted": sum(o.status == "aborted" for o in outcomes),
+        "lost": lost, "steps": steps,
+        "faults": sum(1 for o in outcomes for step in o.errors for e in step if e),
+        "relay_p50_ms": 1000 * percentile(latencies, 0.5) if latencies else None,
+        "relay_p99_ms": 1000 * percentile(latencies, 0.99) if latencies else None,
+        "relay_mean_ms": 1000 * statistics.fmean(latencies) if latencies else None,
+        "wall_s": wall, "matches_per_s": n_matches / wall, "steps_per_s": steps / wall,
+    }
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="ggp bench server", description=__doc__.split("\n")[0])
+    parser.add_argument("--matches", type=int, default=200, help="concurrent matches (200)")
+    parser.add_argument("--game", default=str(DEFAULT_GAME), help="game file")
+    parser.add_argument("--playclock", type=float, default=30.0,
+                        help="play clock (generous: the bench measures relay, not faults)")
+    parser.add_argument("--db", default=None, help="database (default: a temporary file)")
+    parser.add_argument("--inproc", action="store_true",
+                        help="built-in players inside the server instead of websocket bots")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--bots", nargs=3, metavar=("URL", "COUNT", "SEED"),
+                        help=argparse.SUPPRESS)  # the client process the bench starts
+    args = parser.parse_args(argv)
+    if args.bots:
+        asyncio.run(run_bots(args.bots[0], int(args.bots[1]), int(args.bots[2])))
+        return 0
+    if args.matches < 1:
+        raise GameError("--matches must be at least 1")
+    with tempfile.TemporaryDirectory() as tmp:
+        db = Path(args.db) if args.db else Path(tmp) / "bench.sqlite"
+        print(f"bench: {args.matches} concurrent matches of {Path(args.game).name} "
+              f"({'in-process' if args.inproc else 'websocket bots on loopback'})",
+              file=sys.stderr)
+        report = asyncio.run(run_bench(load_game(args.game), args.matches, db, args.playclock,
+                                       args.inproc, args.seed))
+    if args.json:
+        print(json.dumps(report))
+    else:
+        print(f"matches: {report['completed']} completed, {report['aborted']} aborted, "
+              f"{report['lost']} lost of {report['matches']} ({report['steps']} steps, "
+              f"{report['faults']} faults)")
+        if report["relay_p50_ms"] is not None:
+            print(f"step relay latency: p50 {report['relay_p50_ms']:.2f} ms, "
+                  f"p99 {report['relay_p99_ms']:.2f} ms")
+        print(f"throughput: {report['matches_per_s']:.1f} matches/s, "
+              f"{report['steps_per_s']:.0f} steps/s (wall {report['wall_s']:.2f} s)")
+    ok = report["completed"] == report["matches"] and report["lost"] == 0
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
