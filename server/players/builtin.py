@@ -10,9 +10,10 @@ once (``solvers.search.MCTS``), with ``?playouts=N`` (default: until the deadlin
 and ``?margin=S`` (seconds kept free before the deadline, default 0.5). It searches
 the true state, so it is used only in perfect-information games (GDL); in ``.efg``,
 tree and POSG games, where a built-in may know no more than its observation, it
-plays like ``solver``. ``solver`` plays a solved strategy where the game's adapter
-provides one (see :func:`_solved_policy`), else uniformly at random among the legal
-moves of its information set.
+plays uniformly at random. ``solver`` plays a solved strategy where the format has a
+solver for it (:func:`_solved_policy`: POSG via ``solvers.posg.policy``, ``.efg``/tree
+via ``solvers.extensive.playable``), solved within the start clock; else it plays
+like ``uct``.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 from server.players.base import QuietPlayer, SeatInfo, StepRequest
 from server.players.spec import PlayerSpec
 from solvers.playable import PlayableGame
+
+Policy = Callable[[int, Any, Sequence[str]], list[float]]
 
 
 class RandomPlayer(QuietPlayer):
@@ -107,7 +110,47 @@ class UctPlayer(RandomPlayer):
         return result.best_move(self.role)
 
 
+def _solved_policy(game: PlayableGame, time_limit: float) -> Policy | None:
+    """``policy(role, observation, legal) -> weights`` from the format's solver, if it has one."""
+    if game.format == "posg":
+        from solvers.posg.policy import equilibrium_strategy
+
+        return equilibrium_strategy(game, time_limit=time_limit)
+    if game.format in ("efg", "tree"):
+        try:
+            from solvers.extensive.playable import equilibrium_strategy as extensive_strategy
+        except ImportError:
+            return None
+        return extensive_strategy(game, time_limit=time_limit)
+    return None
+
+
+class SolverPlayer(UctPlayer):
+    """A solved strategy where the format's solver gives one (solved within the start
+    clock, in a worker thread), else UCT (GDL) or uniform random."""
+
+    def __init__(self, spec: PlayerSpec) -> None:
+        super().__init__(spec)
+        self.policy: Policy | None = None
+
+    async def start(self, seat: SeatInfo) -> None:
+        await super().start(seat)
+        budget = max(0.1, seat.startclock - self.margin)
+        self.policy = await asyncio.to_thread(_solved_policy, seat.game, budget)
+
+    async def choose(self, request: StepRequest) -> Any:
+        if self.policy is None:
+            return await super().choose(request)
+        weights = await asyncio.to_thread(self.policy, self.role, request.observation,
+                                          request.legal)
+        if not sum(weights) > 0:
+            return self.rng.choice(request.legal)
+        return self.rng.choices(request.legal, weights=weights)[0]
+
+
 def make_builtin(spec: PlayerSpec) -> QuietPlayer:
+    if spec.kind == "solver":
+        return SolverPlayer(spec)
     if spec.kind == "first":
         return FirstPlayer(spec)
     if spec.kind == "uct":
