@@ -1,0 +1,80 @@
+"""``ggp agent``: run the GGP agent as an HTTP player or as a websocket client.
+
+``ggp agent --http PORT [--host 127.0.0.1] [--name NAME] [--solutions DIR] [--margin SECONDS]``
+``ggp agent --ws URL [--name NAME] [--token T]``
+
+Decisions are logged to stderr, one line per move.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import re
+from collections.abc import Sequence
+
+from agent.gamer import Gamer
+from agent.worker import BrainOptions
+from solvers.errors import GameError
+
+NAME = re.compile(r"[A-Za-z0-9_.:@-]{1,64}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ggp agent", description=__doc__.split("\n")[0])
+    mode = parser.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--http", type=int, metavar="PORT", help="serve GGP HTTP on PORT")
+    mode.add_argument("--ws", metavar="URL", help="join a match server, e.g. ws://127.0.0.1:9147/")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (--http)")
+    parser.add_argument("--name", default="ggp-agent", help="player name (INFO, ws hello)")
+    parser.add_argument("--token", help="ws login token (default: random)")
+    parser.add_argument("--solutions", metavar="DIR", help="stored solutions (ggp solve --save)")
+    parser.add_argument("--margin", type=float, default=0.5, metavar="SECONDS",
+                        help="answer this long before each deadline (default 0.5)")
+    parser.add_argument("--simultaneous", choices=("rm", "duct"), default="rm",
+                        help="search policy at simultaneous-move nodes (default rm)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    parser.add_argument("--max-matches", type=int, default=None,
+                        help="stop after this many matches (default: run until killed)")
+    parser.add_argument("--quiet", action="store_true", help="log warnings and errors only")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    if not NAME.fullmatch(args.name):
+        raise GameError(f"--name {args.name!r}: use 1-64 of the characters A-Z a-z 0-9 _ . : @ -")
+    if args.margin < 0:
+        raise GameError("--margin must be >= 0 seconds")
+    if args.http is not None and not 0 < args.http < 65536:
+        raise GameError(f"--http {args.http}: not a TCP port")
+    logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed,
+                           solutions=args.solutions)
+    gamer = Gamer(options)
+    try:
+        if args.http is not None:
+            return asyncio.run(_run_http(args, gamer))
+        from agent.ws_client import run_client
+
+        return asyncio.run(run_client(args.ws, args.name, gamer, token=args.token,
+                                      margin=args.margin, max_matches=args.max_matches))
+    finally:
+        gamer.close()
+
+
+async def _run_http(args: argparse.Namespace, gamer: Gamer) -> int:
+    from agent.http_player import GgpPlayer, serve
+
+    player = GgpPlayer(args.name, gamer, margin=args.margin)
+    try:
+        server = await serve(player, args.host, args.http)
+    except OSError as exc:
+        raise GameError(f"cannot listen on {args.host}:{args.http}: {exc.strerror or exc}") from None
+    logging.getLogger("agent").info("GGP HTTP player %s on http://%s:%d/",
+                                    args.name, args.host, args.http)
+    async with server:
+        await server.serve_forever()
+    return 0

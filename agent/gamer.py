@@ -1,0 +1,306 @@
+"""The gamer: "metagame within the start clock", "select a move before this deadline".
+
+Protocol handlers (:mod:`agent.http_player`, :mod:`agent.ws_client`) call a
+:class:`Gamer` and never think about processes; the gamer never touches sockets.
+
+Clock safety (the architecture's invariant 4):
+
+1. All thinking happens in a worker process (:mod:`agent.worker`), started ahead of
+   time (spawned while idle) so a START does not pay for the interpreter start-up.
+2. For each move the gamer sends the previous joint move and a think-until time a
+   little before ``deadline`` (the handler's arrival time + clock - safety margin);
+   the worker first answers the legal moves, then its choice.
+3. The event loop waits on the pipe without blocking. If no choice arrives by the
+   deadline, or the worker died, the gamer answers a random legal move (seeded) from
+   the list the worker sent; a late or dead worker is replaced by a new one that
+   replays the match history, so the next move is searched again.
+4. Every decision is logged (method, value estimate, playouts, time).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from multiprocessing.connection import Connection
+from typing import Any
+
+from agent.worker import BrainOptions, GameSpec, legal_after
+from solvers.errors import GameError
+
+log = logging.getLogger("agent")
+
+REPLY_SLACK = 0.25  # seconds kept between the worker's think-until and the deadline
+MAX_MISSES = 2  # consecutive late answers after which a live worker is replaced
+
+
+class WorkerDied(Exception):
+    pass
+
+
+class Worker:
+    """One worker process (``python -m agent.worker``) and a socket pair to it, read
+    without blocking the event loop. A plain subprocess, not ``multiprocessing``'s
+    spawn: that would re-import the caller's main module in the child."""
+
+    def __init__(self, crash_at_step: int | None = None) -> None:
+        ours, theirs = socket.socketpair()
+        command = [sys.executable, "-m", "agent.worker", str(theirs.fileno())]
+        if crash_at_step is not None:
+            command.append(str(crash_at_step))
+        self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()],
+                                        stdin=subprocess.DEVNULL)
+        theirs.close()
+        self.conn = Connection(ours.detach())
+        self._seq = 0
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def send(self, kind: str, *args: Any) -> int:
+        self._seq += 1
+        try:
+            self.conn.send((kind, self._seq, *args))
+        except (OSError, ValueError):  # broken pipe: the process is gone
+            raise WorkerDied("the worker process is gone") from None
+        return self._seq
+
+    async def receive(self, seq: int, until: float) -> tuple | None:
+        """The next answer to request ``seq``, or None at ``until`` (older answers skipped)."""
+        loop = asyncio.get_running_loop()
+        fd = self.conn.fileno()
+        while True:
+            try:
+                while self.conn.poll():
+                    answer = self.conn.recv()
+                    if answer[1] == seq:
+                        return answer
+            except (EOFError, OSError):
+                raise WorkerDied(f"the worker process exited ({self.process.poll()})") from None
+            remaining = until - time.monotonic()
+            if remaining <= 0:
+                return None
+            readable = loop.create_future()
+            loop.add_reader(fd, lambda f=readable: f.done() or f.set_result(None))
+            try:
+                await asyncio.wait_for(readable, remaining)
+            except TimeoutError:
+                pass
+            finally:
+                loop.remove_reader(fd)
+
+    def close(self) -> None:
+        if self.alive:
+            try:
+                self.conn.send(("quit",))
+                self.process.wait(timeout=0.2)
+            except (OSError, ValueError, subprocess.TimeoutExpired):
+                pass
+        if self.alive:
+            self.process.kill()
+            self.process.wait(timeout=5)
+        self.conn.close()
+
+
+class Gamer:
+    """Plays one match at a time for a protocol handler (module docstring)."""
+
+    def __init__(self, options: BrainOptions | None = None, *,
+                 crash_at_step: int | None = None) -> None:
+        self.options = options or BrainOptions()
+        self._crash_at_step = crash_at_step  # test hook for the crash fallback
+        self._spare: Worker | None = None
+        self._worker: Worker | None = None
+        self._rng = random.Random(self.options.seed)
+        self._match: tuple[GameSpec, str] | None = None
+        self._history: list[Sequence[str] | None] = []
+        self._legal: list[str] = []
+        self._misses = 0
+        self.decisions: list[dict[str, Any]] = []  # every decision of the current match
+        self._lock = asyncio.Lock()
+
+    def warm_up(self) -> None:
+        """Start the next match's worker now, so a START does not wait for it."""
+        if self._spare is None or not self._spare.alive:
+            self._spare = Worker(self._crash_at_step)
+
+    async def ready(self, timeout: float = 30.0) -> bool:
+        """Start the spare worker and wait until it has loaded its modules."""
+        self.warm_up()
+        try:
+            seq = self._spare.send("ping")
+            return await self._spare.receive(seq, time.monotonic() + timeout) is not None
+        except WorkerDied:
+            return False
+
+    def _take_worker(self) -> Worker:
+        self.warm_up()
+        worker, self._spare = self._spare, None
+        assert worker is not None
+        return worker
+
+    @property
+    def in_match(self) -> bool:
+        return self._match is not None
+
+    async def start(self, spec: GameSpec, role: str, deadline: float) -> dict[str, Any]:
+        """Build the game and think until ``deadline``; GameError if the game is invalid."""
+        self._match = (spec, role)
+        self._history = []
+        self.decisions = []
+        self._worker = self._take_worker()
+        try:
+            info = await self._start_worker(self._worker, deadline)
+        except GameError:
+            self._finish()
+            raise
+        log.info("start %s as %s: %s", spec.name, role, info)
+        return info
+
+    async def _start_worker(self, worker: Worker, deadline: float) -> dict[str, Any]:
+        spec, role = self._match
+        until = deadline - min(REPLY_SLACK, max(0.0, deadline - time.monotonic()) / 10)
+        try:
+            seq = worker.send("start", spec, role, self.options, list(self._history), until)
+            answer = await worker.receive(seq, deadline)
+        except WorkerDied as exc:
+            raise GameError(f"the worker could not start the game: {exc}") from None
+        if answer is None:
+            log.warning("the game was not ready within the start clock; going on")
+            return {"ready": False}
+        if answer[0] == "error":
+            raise GameError(answer[2])
+        return answer[2]
+
+    async def play(self, moves: Sequence[str] | None, deadline: float,
+                   legal: Sequence[str] | None = None) -> str:
+        """A GDL move (KIF) given the previous joint move, answered before ``deadline``.
+
+        ``legal`` (when the server sends it) is the fallback list until the worker
+        sends its own."""
+        async with self._lock:
+            started = time.monotonic()
+            if legal:
+                self._legal = list(legal)
+            move, info = await self._ask(("play", moves), deadline)
+            return self._decided(move, info, started)
+
+    async def choose(self, observation: Any, legal: Sequence[str], deadline: float) -> str:
+        """A move of a non-GDL game (``.efg``, tree, POSG) among ``legal``."""
+        async with self._lock:
+            started = time.monotonic()
+            self._legal = list(legal)
+            move, info = await self._ask(("choose", observation, list(legal)), deadline)
+            return self._decided(move, info, started)
+
+    def _decided(self, move: str, info: dict[str, Any], started: float) -> str:
+        info["answer_time"] = round(time.monotonic() - started, 3)
+        self.decisions.append(info)
+        log.info("move %s %s", move, info)
+        return move
+
+    async def _ask(self, request: tuple, deadline: float) -> tuple[str, dict[str, Any]]:
+        if self._worker is None or not self._worker.alive:
+            self._worker = self._restarted_worker()
+        worker = self._worker
+        until = deadline - min(REPLY_SLACK, max(0.0, deadline - time.monotonic()) / 10)
+        fresh = request[0] != "play"  # is self._legal this step's list?
+        confused = False
+        try:
+            if request[0] == "play":
+                seq = worker.send("play", request[1], until)
+                self._history.append(request[1])
+                answer = await worker.receive(seq, deadline)
+                if answer is not None and answer[0] == "legal":
+                    self._legal, fresh = answer[2], True
+                    answer = await worker.receive(seq, deadline)
+            else:
+                seq = worker.send(*request)
+                answer = await worker.receive(seq, deadline)
+            if answer is not None and answer[0] == "move":
+                self._misses = 0
+                return answer[2], answer[3]
+            confused = answer is not None
+            reason = "no answer in time" if answer is None else answer[2]
+        except WorkerDied as exc:
+            reason = str(exc)
+        return await self._fallback(reason, fresh, confused, deadline)
+
+    async def _fallback(self, reason: str, fresh: bool, confused: bool,
+                        deadline: float) -> tuple[str, dict[str, Any]]:
+        """A random legal move now. A dead, confused or repeatedly late worker is
+        replaced by one that replays the history, ready for the next step."""
+        log.warning("fallback move: %s", reason)
+        self._misses += 1
+        worker = self._worker
+        if worker is not None and (confused or not worker.alive or self._misses >= MAX_MISSES):
+            worker.close()
+            self._worker = self._restarted_worker()
+            self._misses = 0
+        legal = self._legal if fresh else await self._emergency_legal(deadline)
+        move = self._rng.choice(legal) if legal else (self._legal or ["noop"])[0]
+        return move, {"method": "fallback", "reason": reason}
+
+    async def _emergency_legal(self, deadline: float) -> list[str]:
+        """This step's legal moves computed here (in a thread), when the worker could
+        not say them; empty if that does not finish before ``deadline``."""
+        spec, role = self._match
+        if spec.format != "gdl":
+            return []
+        job = asyncio.get_running_loop().run_in_executor(
+            None, legal_after, spec, role, self.options, list(self._history))
+        try:
+            return await asyncio.wait_for(job, max(0.0, deadline - time.monotonic()))
+        except (TimeoutError, GameError):
+            return []
+
+    def _restarted_worker(self) -> Worker:
+        """A worker given the match and its history so far (it does not metagame)."""
+        worker = self._take_worker()
+        spec, role = self._match
+        try:
+            worker.send("start", spec, role, self.options, list(self._history),
+                        time.monotonic())
+        except WorkerDied:
+            pass  # noticed at the next request
+        return worker
+
+    async def stop(self, moves: Sequence[str] | None, deadline: float) -> list[int] | None:
+        """The match is over: the goal values after the last joint move, if known."""
+        goals = None
+        worker = self._worker
+        if worker is not None:
+            try:
+                seq = worker.send("goals", moves)
+                answer = await worker.receive(seq, deadline)
+                if answer is not None and answer[0] == "goals":
+                    goals = answer[2]
+            except WorkerDied:
+                pass
+        log.info("match over: goals %s", goals)
+        self._finish()
+        return goals
+
+    def abort(self) -> None:
+        log.info("match aborted")
+        self._finish()
+
+    def _finish(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+        self._worker = None
+        self._match = None
+        self._legal = []
+        self.warm_up()
+
+    def close(self) -> None:
+        self._finish()
+        if self._spare is not None:
+            self._spare.close()
+            self._spare = None

@@ -1,0 +1,324 @@
+"""Move selection, run inside the agent's worker process (never in the event loop).
+
+A *brain* holds one match: the game engine, the current state, the search tree and
+any solved values. :func:`worker_main` is the process entry: it reads requests from
+a pipe and answers them (the protocol is in :mod:`agent.gamer`).
+
+Choosing a GDL move (:class:`GdlBrain`):
+
+1. Start clock: build the state machine; a stored solution for the same rules
+   (``rules_hash``) is loaded when there is one; a two-player game gets an exact
+   pre-solve (:func:`solvers.search.solve_exact`) for at most half the start clock
+   and ``presolve_nodes`` nodes; the rest of the clock warms the search tree.
+2. Play clock: a state with an exact value plays its solved strategy (sampling a
+   mixed one). Otherwise an endgame solve gets a quarter of the time (its table
+   keeps every solved state for later moves); then SM-MCTS (UCT where one role
+   moves, regret matching or decoupled UCT where several do) runs to the deadline.
+3. The move: the exact strategy when the root is proven; else the most visited
+   move, except at a simultaneous node under regret matching, where the mean
+   strategy is sampled after purification (moves with less than twice the share
+   exploration alone gives them are dropped; Lanctot et al. 2013 play the mean
+   strategy of regret matching).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import resource
+import time
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from solvers.errors import GameError, LimitReached, UnsupportedGame
+
+log = logging.getLogger("agent.worker")
+
+
+@dataclass(frozen=True)
+class BrainOptions:
+    """Knobs of move selection (picklable: sent to the worker process)."""
+
+    simultaneous: str = "rm"  # policy at simultaneous nodes: "rm" or "duct"
+    seed: int = 0
+    max_nodes: int = 300_000  # search tree budget
+    presolve_nodes: int = 400_000  # exact pre-solve budget (memory: ~1 KB a node)
+    endgame_nodes: int = 100_000  # per-move exact endgame budget
+    memory_mb: int = 4096  # address-space limit of the worker (0: none)
+    solutions: str | None = None  # folder of stored solutions (ggp solve --save)
+    engine: str = "auto"  # GDL engine: "auto", "compiled" or "general"
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """A game as a match offers it: the format, the file text and a name."""
+
+    format: str
+    text: str
+    name: str = "game"
+
+
+def role_index(roles: Sequence[str], role: str) -> int:
+    """The index of ``role``; an exact match first, then ignoring case."""
+    if role in roles:
+        return list(roles).index(role)
+    folded = [r.lower() for r in roles]
+    if role.lower() in folded:
+        return folded.index(role.lower())
+    raise GameError(f"role {role!r} is not in the game (roles: {', '.join(roles)})")
+
+
+class GdlBrain:
+    """One GDL match (module docstring, steps 1-3)."""
+
+    def __init__(self, spec: GameSpec, role: str, options: BrainOptions) -> None:
+        from gdl.machine import load_machine
+        from solvers.search import MCTS, SearchConfig
+
+        self.options = options
+        self.machine = load_machine(spec.text, engine=options.engine, name=spec.name)
+        self.role = role_index(self.machine.roles, role)
+        # GDL-II's nature role is played by the manager; it never chooses strategically.
+        self.chance = tuple(i for i, r in enumerate(self.machine.roles) if r == "random")
+        self.players = len(self.machine.roles) - len(self.chance)
+        self.state = self.machine.initial_state()
+        self.step = 0
+        self.rng = random.Random(options.seed)
+        self.search = MCTS(self.machine, SearchConfig(
+            simultaneous=options.simultaneous, seed=options.seed, max_nodes=options.max_nodes),
+            chance_roles=self.chance)
+        self.exact: dict[Hashable, np.ndarray] = {}
+        self.exact_possible = True
+
+    # -- the match ----------------------------------------------------------------
+
+    def metagame(self, until: float) -> dict[str, Any]:
+        started = time.monotonic()
+        info: dict[str, Any] = {"engine": self.machine.engine_name, "roles": len(self.machine.roles)}
+        if self.players == 2 and not self.machine.is_terminal(self.state):
+            half = started + (until - started) / 2
+            info["presolve"] = self._try_exact(half, self.options.presolve_nodes)
+        if not self.machine.is_terminal(self.state) and time.monotonic() < until:
+            result = self.search.search(self.state, deadline=until)
+            info["playouts"] = result.playouts
+        info["time"] = round(time.monotonic() - started, 3)
+        return info
+
+    def advance(self, moves: Sequence[str] | None) -> None:
+        """Apply the previous joint move (KIF, role order); None at the first step."""
+        if moves is None:
+            return
+        machine = self.machine
+        if len(moves) != len(machine.roles):
+            raise GameError(f"a joint move needs {len(machine.roles)} moves, got {len(moves)}")
+        joint = [machine.parse_move(kif, r) for r, kif in enumerate(moves)]
+        self.state = machine.next_state(self.state, joint)
+        self.step += 1
+
+    def legal(self) -> list[str]:
+        return [self.machine.move_to_kif(m) for m in self.machine.legal_moves(self.state, self.role)]
+
+    def goals(self) -> list[int]:
+        return list(self.machine.goals(self.state))
+
+    def select(self, until: float) -> tuple[str, dict[str, Any]]:
+        started = time.monotonic()
+        moves = self.machine.legal_moves(self.state, self.role)
+        info: dict[str, Any] = {"step": self.step + 1}
+        if len(moves) == 1:
+            move, info["method"] = moves[0], "forced"
+        else:
+            move = self._exact_move(started + (until - started) / 4, info)
+            if move is None:
+                move = self._search_move(until, info)
+        info["time"] = round(time.monotonic() - started, 3)
+        return self.machine.move_to_kif(move), info
+
+    # -- exact values ---------------------------------------------------------------
+
+    def _try_exact(self, until: float, nodes: int):  # -> EndgameResult | str
+        from solvers.search import solve_exact
+
+        if not self.exact_possible:
+            return "impossible"
+        try:
+            return solve_exact(self.machine, self.state, chance_roles=self.chance,
+                               node_budget=nodes, deadline=until, table=self.exact)
+        except UnsupportedGame:
+            self.exact_possible = False  # some node has no exact value: never retry
+            return "impossible"
+        except LimitReached as exc:
+            return f"too large ({exc})"
+        except MemoryError:
+            self.exact.clear()
+            return "out of memory"
+
+    def _exact_move(self, until: float, info: dict[str, Any]) -> Hashable | None:
+        solved = self._try_exact(until, self.options.endgame_nodes)
+        if isinstance(solved, str):
+            return None
+        info.update(method="exact", value=round(float(solved.exact.value[self.role]), 2),
+                    nodes=solved.nodes)
+        strategy = solved.exact.strategies.get(self.role)
+        moves = solved.moves[self.role]
+        if strategy is None:
+            return moves[0]
+        return moves[_draw(strategy, self.rng)]
+
+    # -- search ---------------------------------------------------------------------
+
+    def _search_move(self, until: float, info: dict[str, Any]) -> Hashable:
+        result = self.search.search(self.state, deadline=until)
+        info.update(method="proven" if result.proven else "mcts", playouts=result.playouts,
+                    nodes=result.nodes, value=round(float(result.value[self.role]), 2))
+        strategy = result.strategy[self.role]
+        choosers = sum(len(m) > 1 for r, m in enumerate(result.moves) if r not in self.chance)
+        if result.proven or (choosers > 1 and self.options.simultaneous == "rm"):
+            if not result.proven:
+                strategy = purified(strategy, self.search.config.rm_gamma)
+            return result.moves[self.role][_draw(strategy, self.rng)]
+        return result.best_move(self.role)
+
+
+def purified(strategy: np.ndarray, gamma: float) -> np.ndarray:
+    """Drop moves with less than twice the share uniform exploration gives them."""
+    kept = np.where(strategy >= 2 * gamma / len(strategy), strategy, 0.0)
+    return kept / kept.sum() if kept.sum() > 0 else strategy
+
+
+def _draw(strategy: np.ndarray, rng: random.Random) -> int:
+    cumulative = np.cumsum(strategy / strategy.sum())
+    return min(int(np.searchsorted(cumulative, rng.random(), side="right")), len(strategy) - 1)
+
+
+class PlayableBrain:
+    """A non-GDL match (``.efg``, tree format, POSG) over the websocket protocol:
+    an equilibrium strategy from the solvers when they provide one, else uniform."""
+
+    def __init__(self, spec: GameSpec, role: str, options: BrainOptions) -> None:
+        from gdl.loader import load_game_text
+
+        self.game = load_game_text(spec.format, spec.text, name=spec.name)
+        self.role = role_index(list(self.game.roles), role)
+        self.rng = random.Random(options.seed)
+        self.policy = _equilibrium_policy(self.game, spec.format)
+        self.step = 0
+
+    def metagame(self, until: float) -> dict[str, Any]:
+        return {"format": self.game.format, "policy": self.policy is not None}
+
+    def choose(self, observation: Any, legal: Sequence[str]) -> tuple[str, dict[str, Any]]:
+        self.step += 1
+        if self.policy is not None:
+            try:
+                weights = self.policy(self.role, observation, list(legal))
+            except (GameError, KeyError, ValueError) as exc:
+                log.warning("no strategy for %r (%s): playing uniformly", observation, exc)
+            else:
+                index = _draw(np.asarray(weights, dtype=float), self.rng)
+                return legal[index], {"step": self.step, "method": "equilibrium"}
+        return self.rng.choice(list(legal)), {"step": self.step, "method": "uniform"}
+
+
+def _equilibrium_policy(game: Any, fmt: str):  # -> Callable | None
+    """``policy(role, observation, legal) -> weights`` from the solvers, if they exist."""
+    try:
+        if fmt in ("efg", "tree"):
+            from solvers.extensive.playable import equilibrium_strategy
+        else:
+            from solvers.posg.policy import equilibrium_strategy
+    except ImportError:
+        return None
+    strategy = equilibrium_strategy(game)
+    return lambda role, observation, legal: strategy(role, observation, legal)
+
+
+def legal_after(spec: GameSpec, role: str, options: BrainOptions,
+                history: Sequence[Sequence[str] | None]) -> list[str]:
+    """The legal moves of ``role`` after ``history`` (the agent's emergency path)."""
+    brain = GdlBrain(spec, role, options)
+    for moves in history:
+        brain.advance(moves)
+    return brain.legal()
+
+
+# -- the process ------------------------------------------------------------------
+
+def _limit_memory(megabytes: int) -> None:
+    if megabytes > 0:
+        limit = megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def make_brain(spec: GameSpec, role: str, options: BrainOptions):  # -> GdlBrain | PlayableBrain
+    if spec.format == "gdl":
+        return GdlBrain(spec, role, options)
+    return PlayableBrain(spec, role, options)
+
+
+def worker_main(conn, crash_at_step: int | None = None) -> None:
+    """Serve requests from the agent until told to quit or the pipe closes.
+
+    Requests (tuples): ``("start", seq, spec, role, options, history, until)``,
+    ``("play", seq, moves, until)`` (GDL), ``("choose", seq, observation, legal)``,
+    ``("goals", seq, moves)``, ``("ping", seq)``, ``("quit",)``. Answers carry the request's ``seq``:
+    ``("ready", seq, info)``, ``("legal", seq, moves)``, ``("move", seq, move, info)``,
+    ``("goals", seq, goals)``, ``("pong", seq)``, ``("error", seq, message)``. ``crash_at_step`` is a
+    test hook: the process dies in that step's search.
+    """
+    import os
+
+    import gdl.machine  # noqa: F401 - import while idle, not on the start clock
+    import solvers.search  # noqa: F401
+
+    brain = None
+    while True:
+        try:
+            request = conn.recv()
+        except (EOFError, OSError):
+            return
+        kind, seq = request[0], request[1] if len(request) > 1 else None
+        try:
+            if kind == "quit":
+                return
+            if kind == "ping":
+                conn.send(("pong", seq))
+            if kind == "start":
+                _, _, spec, role, options, history, until = request
+                _limit_memory(options.memory_mb)
+                brain = make_brain(spec, role, options)
+                for moves in history:
+                    brain.advance(moves)
+                conn.send(("ready", seq, brain.metagame(until)))
+            elif kind == "play":
+                _, _, moves, until = request
+                brain.advance(moves)
+                conn.send(("legal", seq, brain.legal()))
+                if crash_at_step is not None and brain.step + 1 >= crash_at_step:
+                    os._exit(3)
+                move, info = brain.select(until)
+                conn.send(("move", seq, move, info))
+            elif kind == "choose":
+                _, _, observation, legal = request
+                move, info = brain.choose(observation, legal)
+                conn.send(("move", seq, move, info))
+            elif kind == "goals":
+                brain.advance(request[2])
+                conn.send(("goals", seq, brain.goals()))
+        except GameError as exc:
+            conn.send(("error", seq, str(exc)))
+        except Exception as exc:  # report, keep serving: the agent decides what to do
+            log.exception("worker failed on %s", kind)
+            conn.send(("error", seq, f"internal error: {type(exc).__name__}: {exc}"))
+
+
+if __name__ == "__main__":  # python -m agent.worker FD [CRASH_AT_STEP]
+    import sys
+    from multiprocessing.connection import Connection
+
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s worker %(levelname)s %(message)s")
+    worker_main(Connection(int(sys.argv[1])),
+                int(sys.argv[2]) if len(sys.argv) > 2 else None)

@@ -1,0 +1,144 @@
+"""Complete matches between our agents through a GGP HTTP game manager on loopback.
+
+The manager here is a minimal loop that speaks to the players exactly as ggp-base's
+GameServer does (one HTTP/1.0 POST per message, START/PLAY/STOP, the previous joint
+move in role order) and records per step the moves and the error codes (``TO``,
+``IL <move>``), so the tests check the records: no timeouts, no illegal moves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from pathlib import Path
+
+import pytest
+from conftest import shared_path
+
+from agent.gamer import Gamer
+from agent.http_player import GgpPlayer, serve
+from agent.worker import BrainOptions
+
+pytest.importorskip("gdl.machine")
+from gdl.machine import load_machine  # noqa: E402
+
+ENGINE = "general"
+MARGIN = 0.25
+
+
+async def post(port: int, message: str, timeout: float) -> str | None:
+    """Send one message as ggp-base does; the reply body, or None on timeout/error."""
+    try:
+        reader, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 5)
+        body = message.encode()
+        writer.write(b"POST / HTTP/1.0\r\nAccept: text/delim\r\nHost: 127.0.0.1\r\n"
+                     b"Sender: GAMESERVER\r\nReceiver: player\r\nContent-Type: text/acl\r\n"
+                     + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+        await writer.drain()
+        data = await asyncio.wait_for(reader.read(), timeout)
+        writer.close()
+    except (TimeoutError, OSError):
+        return None
+    head, _, reply = data.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 200 OK")
+    assert f"Content-Length: {len(reply)}".encode() in head
+    return reply.decode().strip()
+
+
+async def run_match(path: Path, ports: list[int], start_clock: float, play_clock: float,
+                    match_id: str = "test.match") -> dict:
+    """A ggp-base-like record: moves and errors per step, goal values."""
+    text = re.sub(r";[^\n]*", "", path.read_text())  # managers send rules without comments
+    machine = load_machine(text, engine=ENGINE)
+    roles = machine.roles
+    replies = await asyncio.gather(*(
+        post(port, f"(START {match_id} {role} ({text}) {start_clock} {play_clock})",
+             start_clock + 1) for port, role in zip(ports, roles, strict=True)))
+    assert replies == ["ready"] * len(roles)
+    state, previous = machine.initial_state(), "NIL"
+    record: dict = {"moves": [], "errors": [], "answer_times": []}
+    while not machine.is_terminal(state):
+        started = time.monotonic()
+        answers = await asyncio.gather(*(
+            post(port, f"(PLAY {match_id} {previous})", play_clock + 1) for port in ports))
+        record["answer_times"].append(time.monotonic() - started)
+        joint, errors = [], []
+        for r, answer in enumerate(answers):
+            legal = machine.legal_moves(state, r)
+            kif = {machine.move_to_kif(m): m for m in legal}
+            move = None
+            if answer is not None:
+                try:
+                    move = machine.parse_move(answer, r)
+                except Exception:
+                    move = None
+            if move is None or move not in legal:
+                errors.append("TO" if answer is None else f"IL {answer}")
+                move = legal[0]
+            else:
+                errors.append("")
+            joint.append(move)
+            assert machine.move_to_kif(move) in kif
+        record["moves"].append([machine.move_to_kif(m) for m in joint])
+        record["errors"].append(errors)
+        state = machine.next_state(state, joint)
+        previous = "(" + " ".join(record["moves"][-1]) + ")"
+    stops = await asyncio.gather(*(post(port, f"(STOP {match_id} {previous})", play_clock + 1)
+                                   for port in ports))
+    assert stops == ["done"] * len(roles)
+    record["goals"] = list(machine.goals(state))
+    return record
+
+
+class Agents:
+    """In-process GGP HTTP players on free loopback ports."""
+
+    def __init__(self, count: int, **gamer_options) -> None:
+        self.count = count
+        self.gamer_options = gamer_options
+        self.players: list[GgpPlayer] = []
+        self.servers: list[asyncio.Server] = []
+
+    async def __aenter__(self) -> list[int]:
+        for i in range(self.count):
+            gamer = Gamer(BrainOptions(engine=ENGINE, seed=i), **self.gamer_options)
+            player = GgpPlayer(f"agent{i}", gamer, margin=MARGIN)
+            self.players.append(player)
+            self.servers.append(await serve(player, "127.0.0.1", 0))
+        return [s.sockets[0].getsockname()[1] for s in self.servers]
+
+    async def __aexit__(self, *exc: object) -> None:
+        for server, player in zip(self.servers, self.players, strict=True):
+            server.close()
+            await server.wait_closed()
+            player.gamer.close()
+
+
+def assert_clean(record: dict) -> None:
+    assert all(code == "" for step in record["errors"] for code in step), record["errors"]
+
+
+@pytest.mark.parametrize("game, clocks", [
+    ("ticTacToe", (1, 0.6)),
+    ("ticTicToe", (1, 0.6)),
+    ("connectFour", (1, 0.5)),
+    ("3pttc", (1, 0.5)),
+])
+async def test_agents_play_complete_matches(game: str, clocks: tuple[float, float]) -> None:
+    path = shared_path("gdl-corpus", "repository", f"{game}.kif")
+    machine = load_machine(path, engine=ENGINE)
+    async with Agents(len(machine.roles)) as ports:
+        record = await run_match(path, ports, *clocks)
+    assert_clean(record)
+    assert all(0 <= g <= 100 for g in record["goals"])
+    if len(machine.roles) == 2:
+        assert sum(record["goals"]) == 100  # these games are constant-sum
+
+
+async def test_puzzle_is_solved() -> None:
+    path = shared_path("gdl-corpus", "repository", "maze.kif")
+    async with Agents(1) as ports:
+        record = await run_match(path, ports, 1, 0.6)
+    assert_clean(record)
+    assert record["goals"] == [100]  # maze's only full score: fetch the gold, bring it back
