@@ -1,0 +1,81 @@
+"""HSVI for one-sided POSGs against the reference values (../shared/reference/VALUES.md)."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import shared_path
+
+from solvers.posg.hsvi import Hsvi, Progress
+from solvers.posg.reader import read_posg
+
+# P2 (seeing the state) picks the next state L or R; P1 guesses the current one and
+# scores 1 when right. Both mix uniformly at equilibrium: value 0.5 / (1 - 0.9) = 5,
+# while P1 seeing the state would get 10.
+GUESS = """2 1 2 2 1 8 4 0.9
+L 0
+R 0
+guess-L
+guess-R
+to-L
+to-R
+o
+0 1
+0 1
+0 1
+""" + "".join(f"{s} {a} {b} 0 {b} 1.0\n" for s in (0, 1) for a in (0, 1) for b in (0, 1)) + \
+    "".join(f"{s} {s} {b} 1\n" for s in (0, 1) for b in (0, 1)) + "0 0.5 0.5\n"
+
+# (upper bound's hard limit, lower bound's hard limit); the table rounds to 4 decimals
+LIMITS = {"peg03": (85.7375, 50.1106), "peg04": (81.5992, 25.8657),
+          "peg05": (76.7452, 12.8040), "peg06": (72.9944, 6.2835), "peg07": (68.2631, 3.1850)}
+ROUNDING = 5e-5
+
+
+def test_rewards_exact() -> None:
+    path = shared_path("posg", "test", "rewards.osposg")
+    result = Hsvi(read_posg(path.read_text())).solve(1e-9, 10.0)
+    assert result.lower == pytest.approx(1 / (1 - 0.95 ** 2), abs=1e-9)
+    assert result.upper == pytest.approx(1 / (1 - 0.95 ** 2), abs=1e-9)
+    assert round(result.upper, 4) == 10.2564
+
+
+def test_guessing_game_converges_to_half_per_step() -> None:
+    solver = Hsvi(read_posg(GUESS))
+    assert solver.bounds() == pytest.approx((5.0, 10.0))     # presolve: uniform / P1 sees
+    result = solver.solve(1e-3, 60.0)
+    assert result.lower <= 5.0 + 1e-6 and result.upper >= 5.0 - 1e-6
+    assert result.gap <= 1e-3
+
+
+@pytest.mark.slow
+def test_peg03_gap_one() -> None:
+    path = shared_path("posg", "pursuit-evasion", "peg03.osposg")
+    reports: list[Progress] = []
+    result = Hsvi(read_posg(path.read_text())).solve(1.0, 120.0, reports.append, 0.0)
+    assert result.gap <= 1.0
+    assert result.lower <= 83.4436 <= result.upper
+    _check_reports(reports, *LIMITS["peg03"])
+
+
+def _check_reports(reports: list[Progress], upper_limit: float, lower_limit: float) -> None:
+    assert reports
+    for before, after in zip(reports, reports[1:], strict=False):
+        assert after.lower >= before.lower - 1e-9 and after.upper <= before.upper + 1e-9
+    for p in reports:
+        assert p.upper <= upper_limit + ROUNDING and p.lower >= lower_limit - ROUNDING
+        assert p.lower <= p.upper
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("game", ["peg04", "peg05", "peg06", "peg07"])
+def test_peg_bounds_inside_hard_limits(game: str) -> None:
+    path = shared_path("posg", "pursuit-evasion", f"{game}.osposg")
+    solver = Hsvi(read_posg(path.read_text()))
+    reports: list[Progress] = []
+    result = solver.solve(1e-3, 2.0, reports.append, 0.0)
+    upper_limit, lower_limit = LIMITS[game]
+    # the first report is the presolve: exactly the two reference columns
+    assert reports[0].upper == pytest.approx(upper_limit, abs=ROUNDING)
+    assert reports[0].lower == pytest.approx(lower_limit, abs=ROUNDING)
+    _check_reports(reports, upper_limit, lower_limit)
+    assert result.gap < reports[0].gap
