@@ -77,7 +77,7 @@ class MatchServer:
     async def start(self) -> None:
         self._server = await serve(self._serve_socket, self.host, self.port,
                                    max_size=FRAME_LIMIT, ping_interval=20, ping_timeout=20,
-                                   max_queue=64)
+                                   max_queue=64, compression=None)
         self.port = self._server.sockets[0].getsockname()[1]  # port 0 -> the chosen one
 
     @property
