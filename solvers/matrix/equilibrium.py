@@ -1,0 +1,136 @@
+"""GETEQUILIBRIUM for bimatrix games (thesis Algorithm 5, lines 15-23), batched.
+
+For a stack of games ``u0, u1`` [b, m, n] of one shape:
+
+1. pure equilibria for all games at once (Algorithms 1/2, :mod:`.pure`): no LP is paid
+   where a pure equilibrium answers;
+2. games left without one: 2x2 games by the closed form (:mod:`.closed_form`), other
+   small games by batched support enumeration (:mod:`.support_enumeration`);
+3. games still left (large, or degenerate ones the enumeration misses): the maximin LP
+   when the game is zero- or constant-sum (``u0 + u1`` constant up to the tolerance;
+   Algorithm 3) and the MIP Nash program otherwise (Algorithm 4), one scipy call each;
+   their strategies are then *polished*: the indifference equations on the solver's
+   supports are solved exactly (least squares) and kept when they are at least as good,
+   so the strategies are exact to rounding error, not to HiGHS' 1e-7 tolerances.
+
+The equilibrium kept among several follows the selection rule (:mod:`.selection`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .closed_form import solve_2x2
+from .lp import solve_lp
+from .mip import solve_mip
+from .pure import pure_equilibrium_mask, select_pure, tolerance
+from .selection import check_selection
+from .support_enumeration import support_enumeration, support_pairs
+
+PURE, CLOSED_FORM, SUPPORT, LP, MIP = range(5)
+METHOD_NAMES = ("pure", "closed form 2x2", "support enumeration", "LP", "MIP")
+#: support enumeration is used while a shape has at most this many support pairs
+SUPPORT_PAIR_LIMIT = 64
+
+
+@dataclass
+class MatrixSolutions:
+    """Equilibria of a stack of games: strategies, values and the method that found each."""
+
+    x: np.ndarray
+    y: np.ndarray
+    values: np.ndarray
+    method: np.ndarray
+
+
+def is_constant_sum(u0: np.ndarray, u1: np.ndarray, tol: np.ndarray) -> np.ndarray:
+    """[b]: whether ``u0 + u1`` is the same in every entry (zero-sum after a shift)."""
+    total = u0 + u1
+    return (total.max(axis=(-2, -1)) - total.min(axis=(-2, -1))) <= tol
+
+
+def deviation_gain(u0: np.ndarray, u1: np.ndarray, x: np.ndarray, y: np.ndarray) -> float:
+    """The larger of the two players' best pure deviation gains at ``(x, y)``."""
+    rows, cols = u0 @ y, x @ u1
+    return max(float(rows.max() - x @ rows), float(cols.max() - cols @ y))
+
+
+def _indifferent(a: np.ndarray) -> np.ndarray:
+    """Least-squares ``p`` with ``a p = v 1``, ``sum p = 1``."""
+    k_rows, k_cols = a.shape
+    system = np.zeros((k_rows + 1, k_cols + 1))
+    system[:k_rows, :k_cols] = a
+    system[:k_rows, k_cols] = -1.0
+    system[k_rows, :k_cols] = 1.0
+    rhs = np.zeros(k_rows + 1)
+    rhs[-1] = 1.0
+    return np.linalg.lstsq(system, rhs, rcond=None)[0][:k_cols]
+
+
+def polish(u0: np.ndarray, u1: np.ndarray, x: np.ndarray, y: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Re-solve the indifference equations on the supports of ``(x, y)``; keep the better."""
+    s0, s1 = np.flatnonzero(x > 1e-7), np.flatnonzero(y > 1e-7)
+    px, py = np.zeros_like(x), np.zeros_like(y)
+    px[s0] = _indifferent(u1[np.ix_(s0, s1)].T)
+    py[s1] = _indifferent(u0[np.ix_(s0, s1)])
+    if px.min() < 0 or py.min() < 0:
+        return x, y
+    px, py = px / px.sum(), py / py.sum()
+    if deviation_gain(u0, u1, px, py) <= deviation_gain(u0, u1, x, y):
+        return px, py
+    return x, y
+
+
+def solve_batch(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> MatrixSolutions:
+    """Equilibria of a stack of games [b, m, n] (see the module docstring)."""
+    check_selection(selection)
+    u0 = np.asarray(u0, dtype=np.float64)
+    u1 = np.asarray(u1, dtype=np.float64)
+    b, m, n = u0.shape
+    tol = tolerance(u0, u1)
+    x, y = np.zeros((b, m)), np.zeros((b, n))
+    values = np.zeros((b, 2))
+    method = np.full(b, PURE, dtype=np.int8)
+
+    choice = select_pure(u0, u1, pure_equilibrium_mask(u0, u1, tol), selection)
+    pure = np.flatnonzero(choice >= 0)
+    i, j = choice[pure] // n, choice[pure] % n
+    x[pure, i] = 1.0
+    y[pure, j] = 1.0
+    values[pure, 0], values[pure, 1] = u0[pure, i, j], u1[pure, i, j]
+
+    rest = np.flatnonzero(choice < 0)
+    if rest.size and m == n == 2:
+        x[rest], y[rest], values[rest] = solve_2x2(u0[rest], u1[rest])
+        method[rest] = CLOSED_FORM
+        rest = rest[:0]
+    if rest.size and support_pairs(m, n) <= SUPPORT_PAIR_LIMIT:
+        sx, sy, sv, found = support_enumeration(u0[rest], u1[rest], selection, tol[rest])
+        done = rest[found]
+        x[done], y[done], values[done] = sx[found], sy[found], sv[found]
+        method[done] = SUPPORT
+        rest = rest[~found]
+    if rest.size:
+        zero_sum = is_constant_sum(u0[rest], u1[rest], tol[rest])
+        for g, constant in zip(rest.tolist(), zero_sum.tolist(), strict=True):
+            a0, a1 = u0[g], u1[g]
+            gx, gy = solve_lp(a0, a1) if constant else solve_mip(a0, a1, selection)
+            gx, gy = polish(a0, a1, gx, gy)
+            x[g], y[g] = gx, gy
+            values[g] = gx @ a0 @ gy, gx @ a1 @ gy
+            method[g] = LP if constant else MIP
+    return MatrixSolutions(x, y, values, method)
+
+
+def solve_matrix(u0: np.ndarray, u1: np.ndarray, selection: str = "first"
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """GETEQUILIBRIUM of one game: (x, y, (v0, v1), method name)."""
+    u0 = np.asarray(u0, dtype=np.float64)
+    u1 = np.asarray(u1, dtype=np.float64)
+    if u0.ndim != 2 or u0.shape != u1.shape or 0 in u0.shape:
+        raise ValueError(f"payoff matrices of shapes {u0.shape} and {u1.shape}")
+    sol = solve_batch(u0[None], u1[None], selection)
+    return sol.x[0], sol.y[0], sol.values[0], METHOD_NAMES[int(sol.method[0])]

@@ -1,0 +1,139 @@
+"""Bimatrix equilibria: the fast exact paths cross-checked against the LP and the MIP."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from solvers.matrix import deviation_gain, pure_equilibria, solve_batch, solve_matrix
+from solvers.matrix.equilibrium import CLOSED_FORM, MIP, PURE, SUPPORT
+from solvers.matrix.lp import maximin
+from solvers.matrix.mip import solve_mip
+
+
+def test_prisoners_dilemma():
+    u0 = [[3, 0], [4, 1]]  # Figure 2.1, rows/cols (D, C)
+    x, y, v, method = solve_matrix(u0, np.transpose(u0))
+    assert method == "pure" and x.tolist() == [0, 1] and y.tolist() == [0, 1]
+    assert v.tolist() == [1, 1]
+
+
+def test_bach_or_stravinsky_selection():
+    u0, u1 = [[2, 0], [0, 1]], [[1, 0], [0, 2]]
+    assert pure_equilibria(u0, u1) == [(0, 0), (1, 1)]
+    assert solve_matrix(u0, u1, "first")[2].tolist() == [2, 1]
+    assert solve_matrix(u0, u1, "max1")[2].tolist() == [1, 2]
+    assert solve_matrix(u0, u1, "min0")[2].tolist() == [1, 2]
+    # over all equilibria the MIP finds the mixed one (2/3, 2/3) as the worst for player 0
+    x, y = solve_mip(np.array(u0, float), np.array(u1, float), "min0")
+    assert x @ np.array(u0) @ y == pytest.approx(2 / 3)
+
+
+def test_figure_4_6_root_matrix():
+    # propagated payoffs at the root of Figure 4.5: the baseline finds (b, L) = (3, 3)
+    u = np.array([[[1, 2], [0, 0]], [[3, 3], [1, 2]]], float)
+    x, y, v, _ = solve_matrix(u[..., 0], u[..., 1])
+    assert x.tolist() == [0, 1] and y.tolist() == [1, 0] and v.tolist() == [3, 3]
+
+
+def test_matching_pennies_closed_form():
+    u0 = np.array([[1, -1], [-1, 1]], float)
+    x, y, v, method = solve_matrix(u0, -u0)
+    assert method == "closed form 2x2"
+    assert np.allclose(x, 0.5) and np.allclose(y, 0.5) and np.allclose(v, 0)
+
+
+def _random_games(rng, count, m, n, kind):
+    if kind == "uniform":
+        u0 = rng.uniform(-1, 1, (count, m, n))
+        u1 = rng.uniform(-1, 1, (count, m, n))
+    else:  # degenerate: few distinct integer payoffs, many ties
+        u0 = rng.integers(0, 3, (count, m, n)).astype(float)
+        u1 = rng.integers(0, 3, (count, m, n)).astype(float)
+    return u0, u1
+
+
+SHAPES = [(2, 2), (2, 3), (3, 2), (3, 3), (3, 4), (4, 4), (2, 5), (5, 5)]
+
+
+@pytest.mark.parametrize("kind", ["uniform", "degenerate"])
+def test_zero_sum_values_equal_the_lp(kind):
+    rng = np.random.default_rng(7)
+    checked = 0
+    for m, n in SHAPES:
+        u0, _ = _random_games(rng, 100, m, n, kind)
+        shift = 5.0 if kind == "degenerate" else 0.0  # constant-sum, not zero-sum
+        sol = solve_batch(u0, shift - u0)
+        for g in range(len(u0)):
+            _, value = maximin(u0[g])
+            assert sol.values[g, 0] == pytest.approx(value, abs=1e-8)
+            assert sol.values[g, 1] == pytest.approx(shift - value, abs=1e-8)
+            assert deviation_gain(u0[g], shift - u0[g], sol.x[g], sol.y[g]) <= 1e-9
+            checked += 1
+    assert checked == 800
+
+
+@pytest.mark.parametrize("kind", ["uniform", "degenerate"])
+def test_general_sum_results_are_equilibria(kind):
+    rng = np.random.default_rng(11)
+    methods = set()
+    # uniform 5x5 games go to the MIP (slow): the degenerate ones cover that path
+    for m, n in SHAPES if kind == "degenerate" else SHAPES[:-1]:
+        u0, u1 = _random_games(rng, 250, m, n, kind)
+        for selection in ("first", "welfare", "min1"):
+            sol = solve_batch(u0, u1, selection)
+            methods |= set(sol.method.tolist())
+            for g in range(len(u0)):
+                assert deviation_gain(u0[g], u1[g], sol.x[g], sol.y[g]) <= 1e-9 * 3
+    assert {PURE, CLOSED_FORM, SUPPORT} <= methods
+    if kind == "degenerate":
+        assert MIP in methods  # the fallback is exercised
+
+
+@pytest.mark.parametrize("selection", ["welfare", "max0", "min1"])
+def test_support_enumeration_optimum_equals_the_mip(selection):
+    """Without pure equilibria, non-degenerate games: best enumerated == MIP optimum."""
+    rng = np.random.default_rng(3)
+    compared = 0
+    for m, n in [(2, 2), (3, 3), (3, 4), (4, 4)]:
+        u0, u1 = _random_games(rng, 400, m, n, "uniform")
+        sol = solve_batch(u0, u1, selection)
+        mixed = np.flatnonzero(sol.method != PURE)[:25]
+        for g in mixed:
+            x, y = solve_mip(u0[g], u1[g], selection)
+            assert deviation_gain(u0[g], u1[g], x, y) <= 1e-6
+            mine = {"welfare": sol.values[g].sum(), "max0": sol.values[g, 0],
+                    "min1": -sol.values[g, 1]}[selection]
+            theirs = {"welfare": x @ (u0[g] + u1[g]) @ y, "max0": x @ u0[g] @ y,
+                      "min1": -(x @ u1[g] @ y)}[selection]
+            assert mine == pytest.approx(theirs, abs=1e-6)
+            compared += 1
+    assert compared >= 80
+
+
+def test_algorithm_2_picks_the_best_pure_equilibrium():
+    rng = np.random.default_rng(5)
+    u0, u1 = _random_games(rng, 300, 3, 3, "degenerate")
+    for selection, key in [("max0", lambda a, b: a), ("min0", lambda a, b: -a),
+                           ("welfare", lambda a, b: a + b)]:
+        sol = solve_batch(u0, u1, selection)
+        for g in range(len(u0)):
+            pure = pure_equilibria(u0[g], u1[g])
+            if pure:
+                best = max(key(u0[g][e], u1[g][e]) for e in pure)
+                assert key(*sol.values[g]) == best
+                first = pure[0]
+                assert solve_matrix(u0[g], u1[g])[2].tolist() == [u0[g][first], u1[g][first]]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(1, 4), st.integers(1, 4), st.data())
+def test_any_small_integer_game(m, n, data):
+    cells = st.integers(-3, 3)
+    u0 = np.array(data.draw(st.lists(cells, min_size=m * n, max_size=m * n)), float).reshape(m, n)
+    u1 = np.array(data.draw(st.lists(cells, min_size=m * n, max_size=m * n)), float).reshape(m, n)
+    x, y, v, _ = solve_matrix(u0, u1, data.draw(st.sampled_from(["first", "welfare", "max1"])))
+    assert deviation_gain(u0, u1, x, y) <= 1e-9
+    assert v == pytest.approx([x @ u0 @ y, x @ u1 @ y])
