@@ -1,0 +1,108 @@
+"""The command lines: ggp match, ggp tournament, ggp matches, ggp serve (with control messages)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import sys
+
+import pytest
+from conftest import REPO, shared_path
+from websockets.asyncio.client import connect
+
+from ggp_cli import main as ggp
+
+
+def test_match_json_and_records(tmp_path, capsys) -> None:
+    game = shared_path("posg", "test", "rewards.osposg")
+    db = tmp_path / "m.sqlite"
+    assert ggp(["match", str(game), "--players", "first", "random", "--seed", "3",
+                "--playclock", "1", "--db", str(db), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert result["status"] == "completed" and result["roles"] == ["P1", "P2"]
+    assert result["payoffs"][0] == -result["payoffs"][1]
+    # the same seed replays the same match (first and seeded random are deterministic)
+    assert ggp(["match", str(game), "--players", "first", "random", "--seed", "3",
+                "--playclock", "1", "--db", str(db), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["moves"] == result["moves"] and again["payoffs"] == result["payoffs"]
+    assert ggp(["matches", "list", "--db", str(db)]) == 0
+    listing = capsys.readouterr().out.splitlines()
+    assert len(listing) == 2 and all("completed" in line for line in listing)
+    assert ggp(["matches", "show", result["match"], "--db", str(db)]) == 0
+    shown = capsys.readouterr().out
+    assert shown.splitlines()[-1].startswith("result: P1=")
+    assert f"step {len(result['moves'])}:" in shown
+    assert ggp(["matches", "export", result["match"], "--db", str(db)]) == 0
+    export = json.loads(capsys.readouterr().out)
+    assert export["moves"] == result["moves"] and export["goalValues"] == result["payoffs"]
+    assert export["errors"] == result["errors"]
+
+
+def test_text_log_and_bad_input(tmp_path, capsys) -> None:
+    game = shared_path("posg", "test", "rewards.osposg")
+    db = str(tmp_path / "m.sqlite")
+    assert ggp(["match", str(game), "--players", "first", "first", "--db", db]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("match rewards.") and out[1] == "seats: P1=first, P2=first"
+    assert out[2].startswith("step 1: P1 ") and out[-1].startswith("result: P1=")
+    assert ggp(["match", str(game), "--players", "first", "alphabeta", "--db", db]) == 1
+    assert "unknown player 'alphabeta'" in capsys.readouterr().err
+    assert ggp(["match", str(game), "--players", "first", "--db", db]) == 1
+    assert "2 roles" in capsys.readouterr().err
+    assert ggp(["match", str(game), "--players", "first", "first", "--games",
+                str(tmp_path), "--db", db]) == 1
+    assert "may only come from" in capsys.readouterr().err
+    assert ggp(["matches", "show", "no.such.match", "--db", db]) == 1
+    assert "no match" in capsys.readouterr().err
+    assert ggp(["matches", "list", "--db", str(tmp_path / "absent.sqlite")]) == 1
+
+
+def test_tournament_json(tmp_path, capsys) -> None:
+    game = shared_path("posg", "test", "rewards.osposg")
+    db = str(tmp_path / "t.sqlite")
+    assert ggp(["tournament", "--games", str(game), "--players", "first", "random",
+                "--swap-roles", "--rounds", "2", "--concurrency", "3", "--playclock", "1",
+                "--db", db, "--json", "--seed", "1"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert "4/4 matches" in captured.err  # the progress bar
+    assert len(result["matches"]) == 4 and {m["status"] for m in result["matches"]} == {
+        "completed"}
+    overall = {s["player"]: s for s in result["standings"] if s["game"] == "overall"}
+    assert set(overall) == {"first", "random"}
+    assert overall["first"]["matches"] == 4
+    assert overall["first"]["wins"] + overall["first"]["draws"] + overall["first"]["losses"] == 4
+    # zero-sum: the two means are opposite
+    assert overall["first"]["mean"] == pytest.approx(-overall["random"]["mean"])
+    assert ggp(["tournament", "--games", str(game), "--players", "first", "--db", db]) == 1
+
+
+async def test_serve_creates_matches_only_from_its_game_folders(tmp_path) -> None:
+    games = tmp_path / "games"
+    games.mkdir()
+    shutil.copy(shared_path("posg", "test", "rewards.osposg"), games / "rewards.osposg")
+    (tmp_path / "secret.osposg").write_text("not for you")
+    server = subprocess.Popen([sys.executable, "-m", "ggp_cli", "serve", "--port", "0", "--db",
+                               str(tmp_path / "s.sqlite"), "--games", str(games)], cwd=REPO,
+                              stdout=subprocess.PIPE, text=True)
+    try:
+        url = server.stdout.readline().split()[2]
+        async with connect(url) as ws:
+            async def ask(message: dict) -> dict:
+                await ws.send(json.dumps(message))
+                return json.loads(await ws.recv())
+
+            for name in ["../secret.osposg", "/etc/passwd", "missing.kif"]:
+                reply = await ask({"type": "create", "game": name, "players": ["random"] * 2})
+                assert reply["code"] == "bad-game", reply
+            created = await ask({"type": "create", "game": "rewards.osposg",
+                                 "players": ["first", "random"], "playclock": 1, "seed": 2})
+            assert created["type"] == "created" and created["roles"] == ["P1", "P2"]
+            finished = json.loads(await ws.recv())
+            assert finished["type"] == "finished" and finished["status"] == "completed"
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(timeout=30) == 0
