@@ -23,7 +23,7 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import linprog
 
-from solvers.errors import GameError, UnsupportedGame
+from solvers.errors import GameError, LimitReached, UnsupportedGame
 
 from .model import ExtensiveGame
 from .sequence_form import SequenceForm
@@ -33,6 +33,8 @@ from .sequence_form import SequenceForm
 class LPSolution:
     values: list[float]
     strategy: np.ndarray
+    # simplex iterations HiGHS used for the two programs
+    iterations: int
 
 
 def _constraints(form: SequenceForm, player: int) -> tuple[sparse.csr_matrix, np.ndarray]:
@@ -62,8 +64,11 @@ def _local(form: SequenceForm, player: int, seqs: np.ndarray) -> np.ndarray:
     return np.where(seqs < form.P, 0, seqs - form.P - start + 1)
 
 
-def solve_lp(game: ExtensiveGame) -> LPSolution:
-    """Exact equilibrium of a two-player constant-sum game (values and behavioural profile)."""
+def solve_lp(game: ExtensiveGame, time_limit: float | None = None) -> LPSolution:
+    """Exact equilibrium of a two-player constant-sum game (values and behavioural profile).
+
+    ``time_limit`` (seconds) bounds each of the two HiGHS runs.
+    """
     if game.num_players != 2:
         raise UnsupportedGame(f"the sequence-form LP needs 2 players, not {game.num_players}")
     if not game.is_zero_sum():
@@ -81,15 +86,15 @@ def solve_lp(game: ExtensiveGame) -> LPSolution:
     total = float(game.terminal_utility[0].sum()) if len(game.terminal_nodes) else 0.0
 
     # player 2: variables (y, p)
-    y, v1 = _solve(np.concatenate([np.zeros(n2), e]),
+    y, v1, nit2 = _solve(np.concatenate([np.zeros(n2), e]),
                    sparse.hstack([A, -E.T]), np.zeros(n1),
                    sparse.hstack([F, sparse.csr_matrix((F.shape[0], E.shape[0]))]), f,
-                   n2, E.shape[0])
+                   n2, E.shape[0], time_limit)
     # player 1: variables (x, q), maximise f^T q
-    x, neg_v1 = _solve(np.concatenate([np.zeros(n1), -f]),
+    x, neg_v1, nit1 = _solve(np.concatenate([np.zeros(n1), -f]),
                        sparse.hstack([-A.T, F.T]), np.zeros(n2),
                        sparse.hstack([E, sparse.csr_matrix((E.shape[0], F.shape[0]))]), e,
-                       n1, F.shape[0])
+                       n1, F.shape[0], time_limit)
     value = -neg_v1
     if not np.isclose(value, v1, atol=1e-6 * max(1.0, abs(value))):
         raise GameError(f"the LP's two sides disagree ({value} vs {v1}): numerical trouble")
@@ -98,14 +103,17 @@ def solve_lp(game: ExtensiveGame) -> LPSolution:
     plan[form.player_actions[1]] = y[1:]
     strategy = form.normalise(np.maximum(plan, 0.0))
     # "+ 0.0" turns a -0.0 from the solver into 0.0 for printing
-    return LPSolution([value + 0.0, total - value + 0.0], strategy)
+    return LPSolution([value + 0.0, total - value + 0.0], strategy, nit1 + nit2)
 
 
 def _solve(cost: np.ndarray, a_ub, b_ub: np.ndarray, a_eq, b_eq: np.ndarray,
-           n_nonneg: int, n_free: int) -> tuple[np.ndarray, float]:
+           n_nonneg: int, n_free: int, time_limit: float | None) -> tuple[np.ndarray, float, int]:
     bounds = [(0, None)] * n_nonneg + [(None, None)] * n_free
+    options = {} if time_limit is None else {"time_limit": float(time_limit)}
     result = linprog(cost, A_ub=a_ub.tocsr(), b_ub=b_ub, A_eq=a_eq.tocsr(), b_eq=b_eq,
-                     bounds=bounds, method="highs")
+                     bounds=bounds, method="highs", options=options)
+    if result.status == 1:
+        raise LimitReached(f"the sequence-form LP stopped at its limit: {result.message}")
     if result.status != 0:
         raise GameError(f"the sequence-form LP failed: {result.message}")
-    return result.x[:n_nonneg], float(result.fun)
+    return result.x[:n_nonneg], float(result.fun), int(result.nit)

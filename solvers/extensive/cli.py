@@ -1,0 +1,94 @@
+"""Command-line front ends: ``ggp solve`` (for .efg and tree-format files) and
+``ggp exploitability``.
+
+``ggp solve FILE --solver cfr|cfr+|dcfr|mccfr|lp [--iterations N] [--time-limit S]
+[--seed S] [--sampling chance|outcome] [--json] [--strategy OUT.txt]``
+
+``--json`` prints exactly ``{"solver", "values", "nash_conv", "iterations", "seconds"}``;
+progress lines go to stderr. ``ggp exploitability GAME --strategy FILE [--json]``
+prints the NashConv of a strategy file (``infoset <NAME> strategies A=S ...``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from solvers.errors import GameError
+
+from .exploitability import nash_conv
+from .files import read_game_file
+from .solve import SAMPLING, SOLVERS, solve
+from .strategy_io import read_strategy, write_strategy
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def solve_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="ggp solve", description="Solve an imperfect-information game (.efg or tree .txt).")
+    parser.add_argument("file", help="game file: Gambit .efg or the game-tree text format")
+    parser.add_argument("--solver", choices=SOLVERS, default="cfr+")
+    parser.add_argument("--iterations", type=int, default=None,
+                        help="iterations (default 1000 when no --time-limit)")
+    parser.add_argument("--time-limit", type=float, default=None, help="seconds")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the sampling solvers")
+    parser.add_argument("--sampling", choices=SAMPLING, default="chance",
+                        help="what mccfr samples (chance outcomes, or whole outcomes)")
+    parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    parser.add_argument("--strategy", metavar="OUT.txt",
+                        help="write the strategy as 'infoset NAME strategies A=S ...' lines")
+    args = parser.parse_args(argv)
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise GameError("--time-limit must be positive")
+    game = read_game_file(args.file)
+    result = solve(game, args.solver, iterations=args.iterations, time_limit=args.time_limit,
+                   seed=args.seed, sampling=args.sampling,
+                   progress=None if args.json else _progress)
+    if args.strategy:
+        try:
+            Path(args.strategy).write_text(write_strategy(game, result.strategy))
+        except OSError as exc:
+            raise GameError(f"{args.strategy}: cannot write: {exc.strerror or exc}") from None
+    if args.json:
+        print(json.dumps(result.summary()))
+    else:
+        values = ", ".join(f"{name} {value:.10g}"
+                           for name, value in zip(game.player_names, result.values, strict=True))
+        print(f"solver: {result.solver}\nvalues: {values}\nnash_conv: {result.nash_conv:.6g}\n"
+              f"iterations: {result.iterations}\nseconds: {result.seconds:.3f}")
+    return 0
+
+
+def exploitability_main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="ggp exploitability",
+        description="NashConv of a strategy file for an .efg or tree-format game.")
+    parser.add_argument("game", help="game file: Gambit .efg or the game-tree text format")
+    parser.add_argument("--strategy", required=True, metavar="FILE",
+                        help="lines 'infoset <NAME> strategies <A1>=<S1> ...'")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    game = read_game_file(args.game)
+    try:
+        text = Path(args.strategy).read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise GameError(f"{args.strategy}: cannot read: {exc.strerror or exc}") from None
+    strategy = read_strategy(game, text, filename=args.strategy)
+    result = nash_conv(game, strategy.sigma)
+    if strategy.missing:
+        print(f"note: {len(strategy.missing)} information set(s) without a line are played "
+              f"uniformly (first: {strategy.missing[0]})", file=sys.stderr)
+    if args.json:
+        print(json.dumps({"nash_conv": result.nash_conv, "values": result.values,
+                          "best_response_values": result.best_response_values,
+                          "missing_infosets": len(strategy.missing)}))
+    else:
+        print(f"nash_conv: {result.nash_conv:.10g}\n"
+              f"values: {', '.join(f'{v:.10g}' for v in result.values)}\n"
+              f"best responses: {', '.join(f'{v:.10g}' for v in result.best_response_values)}")
+    return 0

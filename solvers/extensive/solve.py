@@ -1,0 +1,104 @@
+"""Run a solver on an extensive-form game within an iteration and time budget.
+
+One entry point for the command line, the playable game's equilibrium strategy and
+the benchmark: :func:`solve` picks the algorithm by name, iterates in growing chunks
+until the iteration count or the time limit is reached (printing a progress line at
+most every ``progress_every`` seconds), then certifies the average strategy with
+:func:`.exploitability.nash_conv`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from solvers.errors import GameError
+
+from .cfr import CFR
+from .cfr_plus import CFRPlus
+from .discounted_cfr import DiscountedCFR
+from .exploitability import nash_conv
+from .mccfr import ChanceSamplingCFR, OutcomeSamplingMCCFR
+from .model import ExtensiveGame
+from .sequence_form_lp import solve_lp
+
+SOLVERS = ("cfr", "cfr+", "dcfr", "mccfr", "lp")
+SAMPLING = ("chance", "outcome")
+DEFAULT_ITERATIONS = 1000
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    solver: str
+    values: list[float]
+    nash_conv: float
+    iterations: int
+    seconds: float
+    strategy: np.ndarray
+
+    def summary(self) -> dict:
+        """The JSON contract of ``ggp solve --json``."""
+        return {"solver": self.solver, "values": self.values, "nash_conv": self.nash_conv,
+                "iterations": self.iterations, "seconds": round(self.seconds, 6)}
+
+
+def make_solver(name: str, game: ExtensiveGame, seed: int = 0, sampling: str = "chance"):
+    if name == "cfr":
+        return CFR(game)
+    if name == "cfr+":
+        return CFRPlus(game)
+    if name == "dcfr":
+        return DiscountedCFR(game)
+    if name == "mccfr":
+        if sampling == "outcome":
+            return OutcomeSamplingMCCFR(game, seed=seed)
+        return ChanceSamplingCFR(game, seed=seed)
+    raise GameError(f"unknown solver {name!r} (one of {', '.join(SOLVERS)})")
+
+
+def solve(game: ExtensiveGame, solver: str = "cfr+", iterations: int | None = None,
+          time_limit: float | None = None, seed: int = 0, sampling: str = "chance",
+          progress: Callable[[str], None] | None = None,
+          progress_every: float = 2.0) -> SolveResult:
+    """Solve ``game``; with neither budget given, run :data:`DEFAULT_ITERATIONS`."""
+    started = time.perf_counter()
+    if solver == "lp":
+        solution = solve_lp(game, time_limit)
+        check = nash_conv(game, solution.strategy)
+        return SolveResult("lp", solution.values, check.nash_conv, solution.iterations,
+                           time.perf_counter() - started, solution.strategy)
+    if iterations is None and time_limit is None:
+        iterations = DEFAULT_ITERATIONS
+    if iterations is not None and iterations < 0:
+        raise GameError("--iterations must be >= 0")
+    run = make_solver(solver, game, seed=seed, sampling=sampling)
+    deadline = None if time_limit is None else started + time_limit
+    chunk, done = 1, 0
+    last_report = started
+    while iterations is None or done < iterations:
+        step = chunk if iterations is None else min(chunk, iterations - done)
+        chunk_start = time.perf_counter()
+        run.iterate(step)
+        done += step
+        now = time.perf_counter()
+        # grow chunks to ~0.2 s so timing checks cost nothing but limits stay tight
+        if now - chunk_start < 0.1:
+            chunk *= 2
+        if deadline is not None and now >= deadline:
+            break
+        if progress is not None and now - last_report >= progress_every:
+            last_report = now
+            total = "" if iterations is None else f"/{iterations}"
+            check = nash_conv(game, run.average_strategy())
+            progress(f"{solver}: iteration {done}{total}, nash_conv {check.nash_conv:.6g}, "
+                     f"{now - started:.1f} s")
+        if deadline is not None:
+            per_iteration = (now - chunk_start) / step
+            chunk = max(1, min(chunk, int((deadline - now) / max(per_iteration, 1e-9)) + 1))
+    strategy = run.average_strategy()
+    check = nash_conv(game, strategy)
+    return SolveResult(solver, check.values, check.nash_conv, done,
+                       time.perf_counter() - started, strategy)

@@ -1,0 +1,111 @@
+"""Strategy files in the ``../shared/seeds/000_*`` output form.
+
+One line per information set::
+
+    infoset <NAME> strategies <A1>=<S1> ... <An>=<Sn>
+
+Names and actions are written with whitespace replaced by ``_`` (the format splits on
+whitespace; ``.efg`` actions such as ``"DOOR A"`` become ``DOOR_A``), and read back the
+same way. Reading checks every name, action and probability and reports
+``file:line:col``; an information set with no line is played uniformly (the reader
+reports which ones, so callers can say so). ``#`` comments and blank lines are
+ignored.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+
+from solvers.errors import FormatError, Location
+
+from .model import ExtensiveGame
+
+_WS = re.compile(r"\s+")
+
+
+def token(text: str) -> str:
+    """A name or action as one whitespace-free word."""
+    return _WS.sub("_", text) or "_"
+
+
+def write_strategy(game: ExtensiveGame, sigma: np.ndarray) -> str:
+    """Strategy lines for every information set of ``sigma`` (per global action)."""
+    lines = []
+    for i, (name, actions) in enumerate(zip(game.infoset_names, game.infoset_actions,
+                                            strict=True)):
+        lo = int(game.infoset_action_start[i])
+        lines.append(f"infoset {token(name)} strategies " + " ".join(
+            f"{token(a)}={float(sigma[lo + k]):.12g}" for k, a in enumerate(actions)))
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+def strategy_dict(game: ExtensiveGame, sigma: np.ndarray) -> dict[str, dict[str, float]]:
+    """``{infoset name: {action: probability}}`` with the game's own names."""
+    out: dict[str, dict[str, float]] = {}
+    for i, (name, actions) in enumerate(zip(game.infoset_names, game.infoset_actions,
+                                            strict=True)):
+        lo = int(game.infoset_action_start[i])
+        out[name] = {a: float(sigma[lo + k]) for k, a in enumerate(actions)}
+    return out
+
+
+@dataclass(frozen=True)
+class ReadStrategy:
+    sigma: np.ndarray
+    missing: list[str]
+
+
+def read_strategy(game: ExtensiveGame, text: str, filename: str | None = None,
+                  tolerance: float = 1e-6) -> ReadStrategy:
+    """Parse strategy lines for ``game`` into a behavioural strategy per global action.
+
+    Probabilities must be non-negative and add up to 1 within ``tolerance`` (they are
+    then normalised exactly).
+    """
+    by_name = {token(name): i for i, name in enumerate(game.infoset_names)}
+    sigma = game.uniform_strategy().astype(float) if game.num_actions else np.zeros(0)
+    seen: dict[int, int] = {}
+    for number, raw in enumerate(text.splitlines(), start=1):
+        words = raw.split()
+        if not words or words[0].startswith("#"):
+            continue
+        where = Location(filename, number, raw.index(words[0]) + 1)
+        if words[0] != "infoset" or len(words) < 3 or words[2] != "strategies":
+            raise FormatError("expected 'infoset <NAME> strategies <A1>=<S1> ...'", where)
+        infoset = by_name.get(words[1])
+        if infoset is None:
+            raise FormatError(f"the game has no information set {words[1]!r}", where)
+        if infoset in seen:
+            raise FormatError(f"information set {words[1]!r} already given on line "
+                              f"{seen[infoset]}", where)
+        seen[infoset] = number
+        actions = [token(a) for a in game.infoset_actions[infoset]]
+        probs = [0.0] * len(actions)
+        given: set[str] = set()
+        for word in words[3:]:
+            action, sep, value = word.rpartition("=")
+            if not sep or action not in actions:
+                raise FormatError(f"{word!r}: expected <action>=<probability> with an action of "
+                                  f"{words[1]} ({', '.join(actions)})", where)
+            if action in given:
+                raise FormatError(f"action {action!r} given twice", where)
+            given.add(action)
+            try:
+                prob = float(Fraction(value))
+            except (ValueError, ZeroDivisionError):
+                raise FormatError(f"bad probability {value!r}", where) from None
+            if not math.isfinite(prob) or prob < 0:
+                raise FormatError(f"probability {value!r} is negative or not finite", where)
+            probs[actions.index(action)] = prob
+        total = sum(probs)
+        if abs(total - 1.0) > tolerance:
+            raise FormatError(f"probabilities of {words[1]} add up to {total:.9g}, not 1", where)
+        lo = int(game.infoset_action_start[infoset])
+        sigma[lo:lo + len(probs)] = np.array(probs) / total
+    missing = [game.infoset_names[i] for i in range(game.num_infosets) if i not in seen]
+    return ReadStrategy(sigma, missing)

@@ -1,0 +1,131 @@
+"""ggp solve / ggp exploitability for .efg and tree files, strategy files, MCCFR."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from conftest import shared_path
+
+import ggp_cli
+from solvers.errors import FormatError
+from solvers.extensive.efg_format import read_efg
+from solvers.extensive.exploitability import nash_conv
+from solvers.extensive.mccfr import ChanceSamplingCFR, OutcomeSamplingMCCFR
+from solvers.extensive.strategy_io import read_strategy, strategy_dict, write_strategy
+
+
+def run_json(capsys, argv: list[str]) -> dict:
+    assert ggp_cli.main(argv) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("solver", ["cfr", "cfr+", "dcfr", "mccfr", "lp"])
+def test_solve_json_contract_on_kuhn(capsys, solver):
+    path = shared_path("tree-format", "kuhn_mit.txt")
+    out = run_json(capsys, ["solve", str(path), "--solver", solver, "--iterations", "2000",
+                            "--json"])
+    assert set(out) == {"solver", "values", "nash_conv", "iterations", "seconds"}
+    assert out["solver"] == solver
+    assert out["values"][0] == pytest.approx(-1 / 18, abs=0.02 if solver == "mccfr" else 2e-3)
+    assert out["nash_conv"] < (0.05 if solver == "mccfr" else 5e-3)
+
+
+def test_solve_writes_a_strategy_that_exploitability_reads(capsys, tmp_path):
+    game_path = shared_path("efg", "leduc_from_course.efg")
+    strategy = tmp_path / "leduc.txt"
+    out = run_json(capsys, ["solve", str(game_path), "--solver", "lp", "--json",
+                            "--strategy", str(strategy)])
+    assert out["values"][0] == pytest.approx(-0.0856064240780, abs=1e-10)
+    lines = strategy.read_text().splitlines()
+    assert len(lines) == 288 and all(line.startswith("infoset ") for line in lines)
+    check = run_json(capsys, ["exploitability", str(game_path), "--strategy", str(strategy),
+                              "--json"])
+    assert check["nash_conv"] < 1e-9
+    assert check["values"][0] == pytest.approx(-0.0856064240780, abs=1e-9)
+
+
+def test_time_limit_and_progress_lines(capsys):
+    path = shared_path("tree-format", "leduc5_polimi.txt")
+    assert ggp_cli.main(["solve", str(path), "--solver", "cfr", "--time-limit", "2.5"]) == 0
+    captured = capsys.readouterr()
+    assert "iteration" in captured.err  # a progress line after 2 s
+    assert "nash_conv:" in captured.out
+
+
+def test_bad_inputs_give_one_line_errors(capsys, tmp_path):
+    bad = tmp_path / "bad.efg"
+    bad.write_text('EFG 2 R "g" { "a" }\np "" 1 1 "i" { "l" "r" } 0\nt "" 0\n')
+    assert ggp_cli.main(["solve", str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {bad}:2:") and err.count("\n") == 1
+    game = shared_path("efg", "kuhn_from_course.efg")
+    strategy = tmp_path / "s.txt"
+    strategy.write_text("infoset /C:J? strategies c=0.5 r=0.6\n")
+    assert ggp_cli.main(["exploitability", str(game), "--strategy", str(strategy)]) == 1
+    assert "s.txt:1:1: probabilities of /C:J? add up to 1.1" in capsys.readouterr().err
+    assert ggp_cli.main(["solve", str(shared_path("efg", "bhg1.efg")), "--solver", "lp"]) == 1
+    assert "zero-sum" in capsys.readouterr().err
+
+
+def test_strategy_files_round_trip_with_spaces_in_actions():
+    game = read_efg(shared_path("efg", "montyhal.efg"))
+    sigma = game.uniform_strategy()
+    text = write_strategy(game, sigma)
+    assert "DOOR_A=" in text and " DOOR A=" not in text
+    back = read_strategy(game, text)
+    assert np.allclose(back.sigma, sigma) and back.missing == []
+    partial = read_strategy(game, text.splitlines()[0] + "\n")
+    assert len(partial.missing) == game.num_infosets - 1
+    named = strategy_dict(game, sigma)
+    assert named["(1,1)"] == {"DOOR A": pytest.approx(1 / 3), "DOOR B": pytest.approx(1 / 3),
+                              "DOOR C": pytest.approx(1 / 3)}
+
+
+@pytest.mark.parametrize("text, words", [
+    ("infoset nope strategies a=1\n", "no information set"),
+    ("infoset /C:J? strategies c=1 x=0\n", "expected <action>=<probability>"),
+    ("infoset /C:J? strategies c=-1 r=2\n", "negative"),
+    ("infoset /C:J? strategies c=1\ninfoset /C:J? strategies c=1\n", "already given"),
+    ("strategy /C:J? c=1\n", "expected 'infoset"),
+])
+def test_strategy_reader_errors(text, words):
+    game = read_efg(shared_path("efg", "kuhn_from_course.efg"))
+    with pytest.raises(FormatError, match=words):
+        read_strategy(game, text, filename="s.txt")
+
+
+def test_chance_sampling_is_seeded_and_converges():
+    game = read_efg(shared_path("efg", "kuhn_from_course.efg"))
+    runs = []
+    for _ in range(2):
+        run = ChanceSamplingCFR(game, seed=7)
+        run.iterate(3000)
+        runs.append(run.average_strategy())
+    assert np.array_equal(runs[0], runs[1])
+    result = nash_conv(game, runs[0])
+    assert result.nash_conv < 0.05
+    assert result.values[0] == pytest.approx(-1 / 18, abs=0.01)
+
+
+def test_chance_sampling_samples_by_the_chance_probabilities():
+    game = read_efg(shared_path("efg", "zerosum_efg_from_sequence_form_STOC94_paper.efg"))
+    run = ChanceSamplingCFR(game, seed=3)
+    hits = np.zeros(len(game.terminal_nodes))
+    for i in range(4000):
+        run.iteration = i + 1
+        hits += run.chance_weights()
+    # chance picks "4" (terminal "nothing") with probability 0.4
+    assert hits[-1] / 4000 == pytest.approx(0.4, abs=0.03)
+    # "1" (0.2) leads to the first five terminals, all sampled together
+    assert np.all(hits[:5] == hits[0]) and hits[0] / 4000 == pytest.approx(0.2, abs=0.03)
+
+
+def test_outcome_sampling_converges_on_kuhn():
+    game = read_efg(shared_path("efg", "kuhn_from_course.efg"))
+    run = OutcomeSamplingMCCFR(game, seed=1)
+    run.iterate(8000)
+    result = nash_conv(game, run.average_strategy())
+    assert result.nash_conv < 0.1
+    assert result.values[0] == pytest.approx(-1 / 18, abs=0.02)
