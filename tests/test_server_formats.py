@@ -59,6 +59,14 @@ async def test_posg_ws_p1_against_solver_p2(server) -> None:
     assert record["isCompleted"] and len(record["moves"]) == len(outcome.moves)
 
 
+async def test_launched_agent_plays_posg(server) -> None:
+    game = load_game(shared_path("posg", "test", "rewards.osposg"))
+    outcome = await server.play_match(game, ["agent", "random"], startclock=5, playclock=2,
+                                      seed=4)
+    assert outcome.status == "completed", outcome.reason
+    assert all(e == ["", ""] for e in outcome.errors)  # the agent answered every step in time
+
+
 async def test_bench_runs_all_matches_over_sockets(tmp_path) -> None:
     game = load_game(shared_path("posg", "test", "rewards.osposg"))
     for inproc in (False, True):

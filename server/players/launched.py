@@ -1,7 +1,7 @@
 """The ``agent`` / ``agent:NAME`` seat: our own agent, launched as a subprocess.
 
 The server never imports ``agent`` (the layers stay apart): it runs
-``python -m ggp_cli agent --ws URL --name NAME`` with a unique name and seats it as a
+``python -m ggp_cli agent --ws URL --name NAME --quiet`` with a unique name and seats it as a
 ``ws:NAME`` player; the process is stopped when the match ends. Options after ``?``
 other than ``wait`` are passed on as ``--KEY VALUE``.
 """
@@ -36,10 +36,18 @@ class LaunchedAgent(WsSeat):
         try:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "ggp_cli", "agent", "--ws", self.url, "--name", self.name,
-                *self.extra, stdin=asyncio.subprocess.DEVNULL)
+                "--quiet", *self.extra, stdin=asyncio.subprocess.DEVNULL)
         except OSError as exc:
             raise SeatUnfilled(f"cannot launch the agent: {exc}") from None
-        await super().start(seat)
+        joining = asyncio.ensure_future(super().start(seat))
+        exited = asyncio.ensure_future(self.process.wait())
+        await asyncio.wait({joining, exited}, return_when=asyncio.FIRST_COMPLETED)
+        exited.cancel()
+        if not joining.done():  # the agent died before taking its seat: do not wait for it
+            joining.cancel()
+            raise SeatUnfilled(f"the launched agent exited with status "
+                               f"{self.process.returncode} before joining")
+        joining.result()
 
     async def close(self) -> None:
         await super().close()
