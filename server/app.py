@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
+import re
 import secrets
 import time
 from collections import OrderedDict
@@ -104,7 +105,9 @@ class MatchServer:
     # --- matches ---
 
     def new_match_id(self, game: PlayableGame) -> str:
-        return f"{game.name}.{int(time.time() * 1000)}.{next(self._ids)}.{secrets.token_hex(2)}"
+        # the id must match the protocol's match id pattern whatever the game is called
+        stem = re.sub(r"[^A-Za-z0-9_@-]", "_", game.name)[:64] or "game"
+        return f"{stem}.{int(time.time() * 1000)}.{next(self._ids)}.{secrets.token_hex(2)}"
 
     def create_match(self, game: PlayableGame, player_specs: Sequence[str], *,
                      startclock: float = 10.0, playclock: float = 5.0, seed: int | None = None,
