@@ -43,6 +43,14 @@ class SparseBuilder:
         self.cols.append(c + col0)
         self.vals.append(block[r, c])
 
+    def add_coo(self, rows: np.ndarray, cols: np.ndarray, vals: np.ndarray) -> None:
+        self.rows.append(rows)
+        self.cols.append(cols)
+        self.vals.append(vals)
+
+    def add_diagonal(self, row0: int, col0: int, n: int, value: float) -> None:
+        self.add_coo(np.arange(row0, row0 + n), np.arange(col0, col0 + n), np.full(n, value))
+
     def matrix(self, n_rows: int, n_cols: int) -> sp.csr_matrix:
         if not self.rows:
             return sp.csr_matrix((n_rows, n_cols))
@@ -52,7 +60,7 @@ class SparseBuilder:
 
 
 def solve_lp(cost: np.ndarray, a_ub: sp.csr_matrix | None, b_ub: np.ndarray | None,
-             a_eq: sp.csr_matrix, b_eq: np.ndarray, bounds: list | tuple,
+             a_eq: sp.csr_matrix, b_eq: np.ndarray, bounds: np.ndarray | tuple,
              what: str):
     res = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds,
                   method="highs")
@@ -122,10 +130,12 @@ class UpperBound:
         for q, (partition, belief) in enumerate(queries):
             points, values = self.points[partition], self.values[partition]
             m, n = points.shape
-            ub.add(row, col, points.T)
-            ub.add(row, col + m, -np.eye(n))
-            ub.add(row + n, col, -points.T)
-            ub.add(row + n, col + m, -np.eye(n))
+            r, c = np.nonzero(points.T)
+            v = points.T[r, c]
+            ub.add_coo(row + r, col + c, v)
+            ub.add_coo(row + n + r, col + c, -v)
+            ub.add_diagonal(row, col + m, n, -1.0)
+            ub.add_diagonal(row + n, col + m, n, -1.0)
             eq.add(q, col, np.ones(m))
             b_ub.append(np.r_[belief, -belief])
             b_eq.append(1.0)

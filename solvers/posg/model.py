@@ -12,6 +12,7 @@ Per-partition dense blocks (what the stage-game LPs need) are built on demand by
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -28,6 +29,17 @@ class Branch:
     observation: int
     target: int              # partition entered
     trans: np.ndarray        # (rows, |target states|)
+
+    @cached_property
+    def nonzero(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(row, next state, probability) of the non-zero entries of ``trans``."""
+        r, c = np.nonzero(self.trans)
+        return r, c, self.trans[r, c]
+
+    @cached_property
+    def row_mass(self) -> np.ndarray:
+        """Per row: the probability of this branch."""
+        return self.trans.sum(axis=1)
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,9 @@ def lower_stage(block: PartitionBlock, belief: np.ndarray, lower: LowerBound,
     eq.add(n_eq - 1, n_s, np.ones(n_a1))
     cost = np.zeros(n_var)
     cost[:n_s] = -belief
-    bounds = [(None, None)] * n_s + [(0, None)] * (n_var - n_s)
+    bounds = np.zeros((n_var, 2))
+    bounds[:, 1] = np.inf
+    bounds[:n_s, 0] = -np.inf
     res = solve_lp(cost, ub.matrix(n_rows, n_var), np.zeros(n_rows), eq.matrix(n_eq, n_var),
                    np.r_[np.zeros(n_eq - 1), 1.0], bounds, "lower-bound stage")
     pi = _normalised(res.x[n_s:n_s + n_a1])
@@ -103,15 +105,18 @@ def upper_stage(block: PartitionBlock, belief: np.ndarray, upper: UpperBound,
         m, n = points.shape
         lam, xi = col, col + m
         ub.add(br.a1_index, lam, discount * values)
-        ub.add(br.a1_index, xi, np.full(n, discount * delta))
-        ub.add(row, 1, br.trans.T)              # beta - B^T lam - xi <= 0
-        ub.add(row, lam, -points.T)
-        ub.add(row, xi, -np.eye(n))
-        ub.add(row + n, 1, -br.trans.T)         # -beta + B^T lam - xi <= 0
-        ub.add(row + n, lam, points.T)
-        ub.add(row + n, xi, -np.eye(n))
-        eq.add(erow, lam, np.ones(m))           # sum lam = sum beta
-        eq.add(erow, 1, -br.trans.sum(axis=1))
+        ub.add_coo(np.full(n, br.a1_index), np.arange(xi, xi + n), np.full(n, discount * delta))
+        t_row, t_next, t_prob = br.nonzero          # beta = T^T p, entry (next, row)
+        b_next, b_point = np.nonzero(points.T)
+        b_val = points.T[b_next, b_point]
+        ub.add_coo(row + t_next, 1 + t_row, t_prob)         # beta - B^T lam - xi <= 0
+        ub.add_coo(row + b_next, lam + b_point, -b_val)
+        ub.add_diagonal(row, xi, n, -1.0)
+        ub.add_coo(row + n + t_next, 1 + t_row, -t_prob)    # -beta + B^T lam - xi <= 0
+        ub.add_coo(row + n + b_next, lam + b_point, b_val)
+        ub.add_diagonal(row + n, xi, n, -1.0)
+        eq.add_coo(np.full(m, erow), np.arange(lam, lam + m), np.ones(m))   # sum lam = sum beta
+        eq.add(erow, 1, -br.row_mass)
         cost_parts.append(np.zeros(m + n))
         col, row, erow = col + m + n, row + 2 * n, erow + 1
     state_rows = np.zeros((n_s, n_rows))
@@ -119,7 +124,9 @@ def upper_stage(block: PartitionBlock, belief: np.ndarray, upper: UpperBound,
     eq.add(erow, 1, state_rows)
     n_eq = erow + n_s
     cost = np.concatenate(cost_parts)
-    bounds = [(None, None)] + [(0, None)] * (col - 1)
+    bounds = np.zeros((col, 2))
+    bounds[:, 1] = np.inf
+    bounds[0, 0] = -np.inf
     res = solve_lp(cost, ub.matrix(row, col), np.zeros(row), eq.matrix(n_eq, col),
                    np.r_[np.zeros(erow), belief], bounds, "upper-bound stage")
     p1 = _normalised(-res.ineqlin.marginals[:n_a1])
