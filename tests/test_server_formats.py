@@ -8,10 +8,11 @@ the state.
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 from conftest import shared_path
-from test_server_support import ScriptedAgent
+from test_server_support import GgpHttpTestPlayer, ScriptedAgent
 
 from gdl.loader import load_game
 from server.app import MatchServer
@@ -32,6 +33,67 @@ def random_legal(seed: int):
 
     rng = random.Random(seed)
     return lambda message: rng.choice(message["legal"])
+
+
+async def test_gdl_ws_http_and_builtin_players(server) -> None:
+    pytest.importorskip("gdl.playable")
+    game = load_game(shared_path("gdl-corpus", "repository", "ticTacToe.kif"))
+    http = GgpHttpTestPlayer()
+    url = await http.start()
+    xp = await ScriptedAgent(server.url, "xp", policy=random_legal(3)).start()
+    outcome = await server.play_match(game, ["ws:xp", url], startclock=3, playclock=3, seed=1)
+    assert outcome.status == "completed", outcome.reason
+    assert all(e == ["", ""] for e in outcome.errors)
+    assert sorted(outcome.payoffs) in ([0.0, 100.0], [50.0, 50.0])
+    # the HTTP player got the GGP conversation: START, PLAY NIL, every joint move, STOP
+    kinds = [m.split()[1] for m in http.messages]
+    assert kinds == ["START"] + ["PLAY"] * len(outcome.moves) + ["STOP"]
+    assert http.messages[1].endswith("NIL )")
+    for message, joint in zip(http.messages[2:], outcome.moves, strict=True):
+        assert " ".join(joint) in message
+    # GDL roles see every joint move: the websocket agent's step results carry them
+    for step, joint in zip(xp.of_type("step"), outcome.moves, strict=True):
+        text = json.dumps(step["observation"])
+        assert all(json.dumps(move)[1:-1] in text for move in joint)
+    # uct against the HTTP player, and the ggp-base export holds the states as KIF facts
+    outcome = await server.play_match(game, [url, "uct?playouts=50"], startclock=3,
+                                      playclock=3, seed=2)
+    assert outcome.status == "completed" and all(e == ["", ""] for e in outcome.errors)
+    export = ggp_base_json(server.records.get_match(outcome.match))
+    assert len(export["states"]) == len(outcome.moves) + 1
+    assert "cell" in export["states"][-1]
+    await xp.stop()
+    await http.close()
+
+
+@pytest.mark.parametrize("parts", [("efg", "kuhn_from_course.efg"),
+                                   ("tree-format", "kuhn_mit.txt")])
+async def test_extensive_games_hide_private_information(server, parts) -> None:
+    pytest.importorskip("solvers.extensive.playable")
+    game = load_game(shared_path(*parts))
+    a = await ScriptedAgent(server.url, "a").start()
+    b = await ScriptedAgent(server.url, "b").start()
+    outcome = await server.play_match(game, ["ws:a", "ws:b"], startclock=2, playclock=2,
+                                      seed=6)
+    assert outcome.status == "completed", outcome.reason
+    assert sum(outcome.payoffs) == pytest.approx(0.0)  # Kuhn poker is zero-sum
+    # only the player to move is asked; the other role's move is null for that step
+    for agent, role in ((a, 0), (b, 1)):
+        asked = [r["step"] for r in agent.of_type("request")]
+        assert asked == [step for step, joint in enumerate(outcome.moves, start=1)
+                         if joint[role] is not None]
+    # each sees its own information set: the two views of the same steps differ
+    assert [s["observation"] for s in a.of_type("step")] != \
+        [s["observation"] for s in b.of_type("step")]
+    # chance is the server's, from the seed: the same seed replays the same deal
+    again = await server.play_match(game, ["ws:a", "ws:b"], startclock=2, playclock=2, seed=6)
+    assert again.moves == outcome.moves and again.payoffs == outcome.payoffs
+    # and a solver-backed built-in against a random one
+    mixed = await server.play_match(game, ["solver", "random"], startclock=2, playclock=2,
+                                    seed=7)
+    assert mixed.status == "completed" and all(e == ["", ""] for e in mixed.errors)
+    await a.stop()
+    await b.stop()
 
 
 async def test_posg_ws_p1_against_solver_p2(server) -> None:

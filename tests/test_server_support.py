@@ -15,11 +15,13 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from websockets.asyncio.client import connect
 
+from server.protocol import normalize_move
 from solvers.playable import PlayableGame
 
 
@@ -131,3 +133,74 @@ class ScriptedAgent:
 
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         return [m for m in self.received if m["type"] == kind]
+
+
+def kif_items(text: str) -> list[str]:
+    """The top-level elements of a KIF list, each as normalised text."""
+    tokens = re.findall(r"\(|\)|[^\s()]+", text)
+    if not tokens or tokens[0] != "(" or tokens[-1] != ")":
+        raise ValueError(f"not a list: {text[:80]!r}")
+    items, current, depth = [], [], 0
+    for token in tokens[1:-1]:
+        current.append(token)
+        depth += (token == "(") - (token == ")")
+        if depth == 0:
+            items.append(normalize_move("gdl", " ".join(current)))
+            current = []
+    return items
+
+
+class GgpHttpTestPlayer:
+    """A minimal GGP HTTP player (ggp-base's protocol) that plays the first legal move.
+
+    It keeps its own state machine (``gdl.machine``) from START and the joint moves of
+    PLAY/STOP, as every GGP player must; ``messages`` records what the manager sent.
+    """
+
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+        self.machine: Any = None
+        self.state: Any = None
+        self.role = 0
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return f"http://127.0.0.1:{self.server.sockets[0].getsockname()[1]}"
+
+    async def close(self) -> None:
+        self.server.close()
+        await self.server.wait_closed()
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+        body = (await reader.readexactly(length)).decode()
+        self.messages.append(body)
+        reply = self.reply(body).encode()
+        writer.write(b"HTTP/1.0 200 OK\r\nContent-Type: text/acl\r\nContent-Length: "
+                     + str(len(reply)).encode() + b"\r\n\r\n" + reply)
+        await writer.drain()
+        writer.close()
+
+    def _advance(self, joint: str) -> None:
+        if joint.upper() != "NIL":
+            moves = [self.machine.parse_move(m, r) for r, m in enumerate(kif_items(joint))]
+            self.state = self.machine.next_state(self.state, moves)
+
+    def reply(self, body: str) -> str:
+        from gdl.machine import load_machine
+
+        items = kif_items(body)
+        kind = items[0].upper()
+        if kind == "START":
+            self.machine = load_machine(items[3][1:-1], engine="general")
+            self.state = self.machine.initial_state()
+            self.role = list(self.machine.roles).index(items[2])
+            return "ready"
+        if kind == "PLAY":
+            self._advance(items[2])
+            return self.machine.move_to_kif(self.machine.legal_moves(self.state, self.role)[0])
+        if kind == "STOP":
+            self._advance(items[2])
+            return "done"
+        return "aborted" if kind == "ABORT" else "busy"
