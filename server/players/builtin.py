@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import threading
 import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
@@ -91,6 +92,9 @@ class UctPlayer(RandomPlayer):
         self.margin = spec.option_float("margin", 0.5)
         self.search: Any = None
         self.role = 0
+        # a search the match stopped waiting for still runs in its thread: the next one
+        # must wait for it (the tree is not thread-safe)
+        self._searching = threading.Lock()
 
     async def start(self, seat: SeatInfo) -> None:
         await super().start(seat)
@@ -105,9 +109,12 @@ class UctPlayer(RandomPlayer):
         if self.search is None or len(request.legal) == 1:
             return await super().choose(request)
         deadline = time.monotonic() + max(0.05, request.deadline - self.margin)
-        result = await asyncio.to_thread(self.search.search, request.state,
-                                         deadline=deadline, playouts=self.playouts)
+        result = await asyncio.to_thread(self._search, request.state, deadline)
         return result.best_move(self.role)
+
+    def _search(self, state: Hashable, deadline: float) -> Any:
+        with self._searching:
+            return self.search.search(state, deadline=deadline, playouts=self.playouts)
 
 
 def _solved_policy(game: PlayableGame, time_limit: float) -> Policy | None:
