@@ -12,7 +12,8 @@ the true state, so it is used only in perfect-information games (GDL); in ``.efg
 tree and POSG games, where a built-in may know no more than its observation, it
 plays uniformly at random. ``solver`` plays a solved strategy where the format has a
 solver for it (:func:`_solved_policy`: POSG via ``solvers.posg.policy``, ``.efg``/tree
-via ``solvers.extensive.playable``), solved within the start clock; else it plays
+via ``solvers.extensive.playable.equilibrium_strategy``), solved within the start
+clock; else it plays
 like ``uct``.
 """
 
@@ -124,11 +125,15 @@ def _solved_policy(game: PlayableGame, time_limit: float) -> Policy | None:
 
         return equilibrium_strategy(game, time_limit=time_limit)
     if game.format in ("efg", "tree"):
-        try:
-            from solvers.extensive.playable import equilibrium_strategy as extensive_strategy
-        except ImportError:
-            return None
-        return extensive_strategy(game, time_limit=time_limit)
+        from solvers.extensive.playable import equilibrium_strategy as extensive_strategy
+
+        strategy = extensive_strategy(game, time_limit=time_limit)  # {infoset: {action: p}}
+
+        def policy(role: int, observation: Any, legal: Sequence[str]) -> list[float]:
+            at = strategy.get(observation.get("infoset"), {}) if observation else {}
+            return [float(at.get(move, 0.0)) for move in legal]
+
+        return policy
     return None
 
 
