@@ -13,8 +13,7 @@ tree and POSG games, where a built-in may know no more than its observation, it
 plays uniformly at random. ``solver`` plays a solved strategy where the format has a
 solver for it (:func:`_solved_policy`: POSG via ``solvers.posg.policy``, ``.efg``/tree
 via ``solvers.extensive.playable.equilibrium_strategy``), solved within the start
-clock; else it plays
-like ``uct``.
+clock; else it plays like ``uct``.
 """
 
 from __future__ import annotations
