@@ -145,22 +145,29 @@ def format_standings(rows: Sequence[Standing]) -> str:
 
 
 class ProgressBar:
-    """``[#####.....] done/total`` redrawn on one stderr line."""
+    """``[#####.....] done/total`` on stderr: redrawn in place on a terminal, else one
+    line per tenth of the matches (logs stay short)."""
 
     def __init__(self, total: int, stream: TextIO | None = None) -> None:
         self.total = total
         self.done = 0
         self.stream = stream or sys.stderr
         self.started = time.monotonic()
+        self.live = self.stream.isatty()
 
     def advance(self, note: str = "") -> None:
         self.done += 1
+        tenth = max(1, self.total // 10)
+        if not self.live and self.done % tenth and self.done != self.total:
+            return
         filled = 30 * self.done // max(1, self.total)
         elapsed = time.monotonic() - self.started
-        self.stream.write(f"\r[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} "
-                          f"matches {elapsed:.1f}s {note[:40]:<40}")
-        if self.done == self.total:
-            self.stream.write("\n")
+        line = (f"[{'#' * filled}{'.' * (30 - filled)}] {self.done}/{self.total} matches "
+                f"{elapsed:.1f}s {note[:40]}")
+        if self.live:
+            self.stream.write(f"\r{line:<90}" + ("\n" if self.done == self.total else ""))
+        else:
+            self.stream.write(line + "\n")
         self.stream.flush()
 
 
