@@ -67,3 +67,18 @@ async def test_unfilled_seat_aborts_and_is_recorded(server) -> None:
                                       playclock=1, seed=1)
     assert outcome.status == "aborted" and "nobody" in outcome.reason
     assert server.records.get_match(outcome.match)["status"] == "aborted"
+
+
+async def test_heartbeats_and_client_pings(tmp_path) -> None:
+    records = Records(tmp_path / "h.sqlite")
+    async with MatchServer(records, port=0, heartbeat=0.05) as server:
+        agent = await ScriptedAgent(server.url, "hb").start()
+        while len(agent.of_type("ping")) < 2:
+            await asyncio.sleep(0.02)
+        assert [p["nonce"] for p in agent.of_type("ping")[:2]] == [1, 2]
+        await agent.ws.send('{"type": "ping", "nonce": "n"}')
+        while not agent.of_type("pong"):
+            await asyncio.sleep(0.02)
+        assert agent.of_type("pong")[0] == {"type": "pong", "nonce": "n"}
+        await agent.stop()
+    records.close()
