@@ -22,7 +22,8 @@ Layout (CSR-like, no Python object per node):
 * ``entry_node``, ``entry_row``, ``entry_col`` [E]: the entry's node and coordinates;
 * ``action_start[2, N + 1]`` int64: offsets of each node's actions in a player's flat
   strategy vector (chance nodes own no actions), so a behavioral strategy of player
-  ``p`` is one float array of length ``action_start[p, -1]``;
+  ``p`` is one float array of length ``action_start[p, -1]``; ``entry_action[p, E]`` is
+  the flat index of player ``p``'s action in each entry (-1 in chance nodes);
 * ``height[N]`` int32: longest path to a terminal node (0 for terminal nodes, i.e.
   nodes whose entries are all terminal); ``levels[k]`` are the nodes of height ``k``.
   Every child of a level-``k`` node lies in a lower level, so a level is a batch of
@@ -103,6 +104,7 @@ class SimultaneousGame:
     entry_row: np.ndarray = field(init=False)
     entry_col: np.ndarray = field(init=False)
     action_start: np.ndarray = field(init=False)
+    entry_action: np.ndarray = field(init=False)
     height: np.ndarray = field(init=False)
     levels: list[np.ndarray] = field(init=False)
 
@@ -118,6 +120,9 @@ class SimultaneousGame:
         owned = np.where(self.node_kind[:, None] == DECISION, self.num_actions, 0)
         self.action_start = np.zeros((2, n + 1), dtype=np.int64)
         self.action_start[:, 1:] = np.cumsum(owned.T, axis=1)
+        in_decision = self.node_kind[self.entry_node] == DECISION
+        self.entry_action = np.where(
+            in_decision, self.action_start[:, self.entry_node] + np.stack([self.entry_row, self.entry_col]), -1)
         self.height, self.levels = _heights(self)
 
     # ------------------------------------------------------------------ construction

@@ -1,0 +1,143 @@
+"""Baseline algorithm (thesis Algorithm 5, SOLVEGAME/SOLVENODE), batched over node levels.
+
+1. Order the nodes bottom-up: ``game.levels[k]`` holds the nodes whose longest path
+   to a terminal node has length ``k``, so all their children are already solved (on
+   a DAG each node is solved once and its value reused by every parent: memoised).
+2. For a level, build each node's matrix: a terminal entry keeps its payoffs, an
+   entry with a child gets the child's equilibrium payoffs (Algorithm 5, line 9).
+3. Solve the matrices of one shape together with GETEQUILIBRIUM
+   (:func:`solvers.matrix.solve_batch`: pure equilibrium first, then the 2x2 closed
+   form / support enumeration, then the LP for zero- and constant-sum matrices or
+   the MIP); chance nodes take the expected value of their entries.
+4. The strategies of all nodes form a subgame-perfect equilibrium (Theorem 4.2.1);
+   the equilibrium kept where there are several follows ``selection``.
+
+Public API: ``solve(game, selection="first", progress=None, time_limit=None,
+max_nodes=None) -> Solution`` (:mod:`.solution`). ``progress(done, total)`` is called
+after every level; past ``time_limit`` seconds or over ``max_nodes`` nodes it raises
+:class:`~solvers.errors.LimitReached`. :func:`solve_subgame` solves the unsolved nodes
+below one node (the interval heuristic's GETEQUILIBRIUM on a subgame).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from solvers.errors import LimitReached
+from solvers.matrix import solve_batch
+from solvers.matrix.selection import check_selection
+
+from .model import CHANCE, SimultaneousGame, concat_ranges, require_budget
+from .solution import Solution
+
+Progress = Callable[[int, int], None]
+
+
+class SolverState:
+    """Values, strategies and the solved mask shared by the baseline and the IH."""
+
+    def __init__(self, game: SimultaneousGame, selection: str) -> None:
+        self.game = game
+        self.selection = check_selection(selection)
+        self.values = np.full((game.num_nodes, 2), np.nan)
+        self.solved = np.zeros(game.num_nodes, dtype=bool)
+        self.method = np.full(game.num_nodes, -1, dtype=np.int8)
+        self.strategy = (np.zeros(int(game.action_start[0, -1])),
+                         np.zeros(int(game.action_start[1, -1])))
+        self.stats: dict[str, int] = {}
+
+    def matrices(self, nodes: np.ndarray, n0: int, n1: int) -> tuple[np.ndarray, np.ndarray]:
+        """[k, n0, n1] payoff matrices of same-shape nodes, children's values propagated."""
+        g = self.game
+        idx = g.entry_start[nodes][:, None] + np.arange(n0 * n1)
+        child = g.entry_child[idx]
+        vals = np.where((child >= 0)[..., None], self.values[np.maximum(child, 0)],
+                        g.entry_payoff[idx])
+        return vals[..., 0].reshape(-1, n0, n1), vals[..., 1].reshape(-1, n0, n1)
+
+    def solve_level(self, nodes: np.ndarray, selection: str | None = None) -> None:
+        """Solve nodes whose children are all solved (GETEQUILIBRIUM per node)."""
+        g = self.game
+        chance = nodes[g.node_kind[nodes] == CHANCE]
+        if chance.size:
+            idx = concat_ranges(g.entry_start[chance], np.diff(g.entry_start)[chance])
+            child = g.entry_child[idx]
+            vals = np.where((child >= 0)[:, None], self.values[np.maximum(child, 0)],
+                            g.entry_payoff[idx]) * g.entry_prob[idx, None]
+            owner = np.repeat(np.arange(chance.size), np.diff(g.entry_start)[chance])
+            for p in (0, 1):
+                self.values[chance, p] = np.bincount(owner, weights=vals[:, p],
+                                                     minlength=chance.size)
+        decision = nodes[g.node_kind[nodes] != CHANCE]
+        shapes = g.num_actions[decision]
+        codes = shapes[:, 0].astype(np.int64) * (1 << 20) + shapes[:, 1]
+        for code in np.unique(codes):
+            group = decision[codes == code]
+            n0, n1 = int(code >> 20), int(code & ((1 << 20) - 1))
+            u0, u1 = self.matrices(group, n0, n1)
+            sol = solve_batch(u0, u1, selection or self.selection)
+            self.strategy[0][g.action_start[0][group][:, None] + np.arange(n0)] = sol.x
+            self.strategy[1][g.action_start[1][group][:, None] + np.arange(n1)] = sol.y
+            self.values[group] = sol.values
+            self.method[group] = sol.method
+        self.solved[nodes] = True
+
+    def unsolved_below(self, node: int) -> np.ndarray:
+        """The unsolved nodes of the subgame rooted at ``node`` (``node`` first)."""
+        g = self.game
+        if self.solved[node]:
+            return np.zeros(0, dtype=np.int64)
+        seen = np.zeros(g.num_nodes, dtype=bool)
+        seen[node] = True
+        frontier = np.array([node])
+        found = [frontier]
+        while frontier.size:
+            idx = concat_ranges(g.entry_start[frontier], np.diff(g.entry_start)[frontier])
+            kids = np.unique(g.entry_child[idx])
+            kids = kids[kids >= 0]
+            kids = kids[~self.solved[kids] & ~seen[kids]]
+            seen[kids] = True
+            found.append(kids)
+            frontier = kids
+        return np.concatenate(found)
+
+
+def solve_nodes(state: SolverState, nodes: np.ndarray, progress: Progress | None = None,
+                deadline: float | None = None) -> None:
+    """Solve ``nodes`` (closed under unsolved children) bottom-up, one level at a time."""
+    heights = state.game.height[nodes]
+    order = np.argsort(heights, kind="stable")
+    nodes, heights = nodes[order], heights[order]
+    done = 0
+    for level in np.split(nodes, np.flatnonzero(np.diff(heights)) + 1):
+        state.solve_level(level)
+        done += level.size
+        if progress is not None:
+            progress(done, nodes.size)
+        if deadline is not None and time.perf_counter() > deadline:
+            raise LimitReached(f"time limit reached after solving {done} of {nodes.size} nodes")
+
+
+def solve_subgame(state: SolverState, node: int, top_selection: str | None = None) -> None:
+    """Solve every unsolved node of the subgame at ``node``; ``node`` with ``top_selection``."""
+    nodes = state.unsolved_below(node)
+    if nodes.size:
+        solve_nodes(state, nodes[1:])
+        state.solve_level(nodes[:1], top_selection)
+
+
+def solve(game: SimultaneousGame, selection: str = "first", progress: Progress | None = None,
+          time_limit: float | None = None, max_nodes: int | None = None) -> Solution:
+    """The baseline algorithm: a subgame-perfect equilibrium with the payoffs at every node."""
+    require_budget(game, max_nodes)
+    start = time.perf_counter()
+    state = SolverState(game, selection)
+    deadline = None if time_limit is None else start + time_limit
+    solve_nodes(state, np.arange(game.num_nodes), progress, deadline)
+    return Solution(game=game, solver="baseline", selection=state.selection,
+                    strategy=state.strategy, values=state.values, solved=state.solved,
+                    method=state.method, seconds=time.perf_counter() - start,
+                    stats=state.stats)
