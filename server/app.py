@@ -180,7 +180,14 @@ class MatchServer:
             heartbeat = asyncio.create_task(self._heartbeat(conn))
             try:
                 async for data in ws:
-                    await self._handle(conn, data)
+                    try:
+                        await self._handle(conn, data)
+                    except ConnectionClosed:
+                        raise
+                    except Exception:  # a bug must cost one message, not the connection
+                        log.exception("message from %s", conn.name)
+                        await conn.send(protocol.error("internal", "the server failed on "
+                                                       "this message"))
             finally:
                 heartbeat.cancel()
         except ConnectionClosed:

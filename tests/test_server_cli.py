@@ -98,6 +98,10 @@ async def test_serve_creates_matches_only_from_its_game_folders(tmp_path) -> Non
             for name in ["../secret.osposg", "/etc/passwd", "missing.kif"]:
                 reply = await ask({"type": "create", "game": name, "players": ["random"] * 2})
                 assert reply["code"] == "bad-game", reply
+            # nothing in a message chooses what the server runs
+            reply = await ask({"type": "create", "game": "rewards.osposg",
+                               "players": ["agent?solutions=/etc", "random"]})
+            assert reply["code"] == "bad-game" and "agent options" in reply["message"]
             created = await ask({"type": "create", "game": "rewards.osposg",
                                  "players": ["first", "random"], "playclock": 1, "seed": 2})
             assert created["type"] == "created" and created["roles"] == ["P1", "P2"]

@@ -2,14 +2,17 @@
 
 The server never imports ``agent`` (the layers stay apart): it runs
 ``python -m ggp_cli agent --ws URL --name NAME --quiet`` with a unique name and seats it as a
-``ws:NAME`` player; the process is stopped when the match ends. Options after ``?``
-other than ``wait`` are passed on as ``--KEY VALUE``.
+``ws:NAME`` player; the process is stopped when the match ends. The options
+``margin``, ``seed`` and ``simultaneous`` after ``?`` are passed on as ``--KEY VALUE``
+(only these, with plain values: a spec may come from a remote ``create`` message, and
+nothing in a message may choose what the server runs).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import secrets
 import sys
 from typing import TYPE_CHECKING
@@ -17,9 +20,21 @@ from typing import TYPE_CHECKING
 from server.players.base import SeatInfo, SeatUnfilled
 from server.players.spec import PlayerSpec
 from server.players.websocket import WsSeat
+from solvers.errors import GameError
 
 if TYPE_CHECKING:
     from server.app import MatchServer
+
+
+AGENT_OPTIONS = ("margin", "seed", "simultaneous")
+_PLAIN = re.compile(r"[A-Za-z0-9_.-]{1,32}")
+
+
+def _agent_option(spec: PlayerSpec, key: str, value: str) -> tuple[str, str]:
+    if key not in AGENT_OPTIONS or not _PLAIN.fullmatch(value):
+        raise GameError(f"player {spec.text!r}: agent options are "
+                        f"{', '.join(AGENT_OPTIONS)} (and wait) with plain values")
+    return f"--{key}", value
 
 
 class LaunchedAgent(WsSeat):
@@ -29,7 +44,7 @@ class LaunchedAgent(WsSeat):
                          spec.option_float("wait", server.seat_wait))
         self.url = server.url
         self.extra = [arg for key, value in spec.options.items() if key != "wait"
-                      for arg in (f"--{key}", value)]
+                      for arg in _agent_option(spec, key, value)]
         self.process: asyncio.subprocess.Process | None = None
 
     async def start(self, seat: SeatInfo) -> None:
