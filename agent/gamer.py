@@ -30,13 +30,14 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from agent.worker import BrainOptions, GameSpec, legal_after
+from agent.worker import BrainOptions, GameSpec
 from solvers.errors import GameError
 
 log = logging.getLogger("agent")
 
 REPLY_SLACK = 0.25  # seconds kept between the worker's think-until and the deadline
 MAX_MISSES = 2  # consecutive late answers after which a live worker is replaced
+MAX_SILENT_STEPS = 6  # ... or steps without even the legal moves from it
 
 
 class WorkerDied(Exception):
@@ -143,6 +144,7 @@ class Gamer:
         self.warm_up()
         worker, self._spare = self._spare, None
         assert worker is not None
+        self._crash_at_step = None  # the test hook crashes the first worker only
         return worker
 
     @property
@@ -155,6 +157,7 @@ class Gamer:
         self._history = []
         self.decisions = []
         self._worker = self._take_worker()
+        self.warm_up()  # a spare stays ready in case the worker must be replaced
         try:
             info = await self._start_worker(self._worker, deadline)
         except GameError:
@@ -211,7 +214,7 @@ class Gamer:
         worker = self._worker
         until = deadline - min(REPLY_SLACK, max(0.0, deadline - time.monotonic()) / 10)
         fresh = request[0] != "play"  # is self._legal this step's list?
-        confused = False
+        broken = False  # replace the worker: it died or answered nonsense
         try:
             if request[0] == "play":
                 seq = worker.send("play", request[1], until)
@@ -226,39 +229,28 @@ class Gamer:
             if answer is not None and answer[0] == "move":
                 self._misses = 0
                 return answer[2], answer[3]
-            confused = answer is not None
+            broken = answer is not None
             reason = "no answer in time" if answer is None else answer[2]
         except WorkerDied as exc:
-            reason = str(exc)
-        return await self._fallback(reason, fresh, confused, deadline)
+            reason, broken = str(exc), True
+        return self._fallback(reason, fresh, broken)
 
-    async def _fallback(self, reason: str, fresh: bool, confused: bool,
-                        deadline: float) -> tuple[str, dict[str, Any]]:
+    def _fallback(self, reason: str, fresh: bool, broken: bool) -> tuple[str, dict[str, Any]]:
         """A random legal move now. A dead, confused or repeatedly late worker is
         replaced by one that replays the history, ready for the next step."""
         log.warning("fallback move: %s", reason)
-        self._misses += 1
-        worker = self._worker
-        if worker is not None and (confused or not worker.alive or self._misses >= MAX_MISSES):
-            worker.close()
+        # A worker that said the legal moves but not its choice is stuck in a search;
+        # one that said nothing may still be replaying the match (do not kill it early).
+        self._misses += 1 if fresh else 1 / MAX_SILENT_STEPS * MAX_MISSES
+        if broken or self._misses >= MAX_MISSES:
+            self._worker.close()
             self._worker = self._restarted_worker()
+            self.warm_up()
             self._misses = 0
-        legal = self._legal if fresh else await self._emergency_legal(deadline)
-        move = self._rng.choice(legal) if legal else (self._legal or ["noop"])[0]
-        return move, {"method": "fallback", "reason": reason}
-
-    async def _emergency_legal(self, deadline: float) -> list[str]:
-        """This step's legal moves computed here (in a thread), when the worker could
-        not say them; empty if that does not finish before ``deadline``."""
-        spec, role = self._match
-        if spec.format != "gdl":
-            return []
-        job = asyncio.get_running_loop().run_in_executor(
-            None, legal_after, spec, role, self.options, list(self._history))
-        try:
-            return await asyncio.wait_for(job, max(0.0, deadline - time.monotonic()))
-        except (TimeoutError, GameError):
-            return []
+        # Without this step's list (the worker died before saying it), the last one
+        # known: if that move is illegal now, the manager plays a random legal move.
+        move = self._rng.choice(self._legal) if self._legal else "noop"
+        return move, {"method": "fallback", "reason": reason, "legal_known": fresh}
 
     def _restarted_worker(self) -> Worker:
         """A worker given the match and its history so far (it does not metagame)."""

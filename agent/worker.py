@@ -7,13 +7,15 @@ a pipe and answers them (the protocol is in :mod:`agent.gamer`).
 Choosing a GDL move (:class:`GdlBrain`):
 
 1. Start clock: build the state machine; a stored solution for the same rules
-   (``rules_hash``) is loaded when there is one; a two-player game gets an exact
-   pre-solve (:func:`solvers.search.solve_exact`) for at most half the start clock
-   and ``presolve_nodes`` nodes; the rest of the clock warms the search tree.
-2. Play clock: a state with an exact value plays its solved strategy (sampling a
-   mixed one). Otherwise an endgame solve gets a quarter of the time (its table
-   keeps every solved state for later moves); then SM-MCTS (UCT where one role
-   moves, regret matching or decoupled UCT where several do) runs to the deadline.
+   (``rules_hash``, :mod:`gdl.solution_store`) is loaded when there is one; else a
+   two-player game gets an exact pre-solve (:func:`solvers.search.solve_exact`)
+   for at most half the start clock and ``presolve_nodes`` nodes; the rest of the
+   clock warms the search tree.
+2. Play clock: a state of the stored solution, or with an exact value, plays its
+   solved strategy (sampling a mixed one). Otherwise an endgame solve gets a
+   quarter of the time (its table keeps every solved state for later moves); then
+   SM-MCTS (UCT where one role moves, regret matching or decoupled UCT where
+   several do) runs to the deadline.
 3. The move: the exact strategy when the root is proven; else the most visited
    move, except at a simultaneous node under regret matching, where the mean
    strategy is sampled after purification (moves with less than twice the share
@@ -92,15 +94,24 @@ class GdlBrain:
             chance_roles=self.chance)
         self.exact: dict[Hashable, np.ndarray] = {}
         self.exact_possible = True
+        self.solution = None
+        if options.solutions:
+            from gdl.solution_store import find_solution
+
+            self.solution = find_solution(options.solutions, spec.text)
 
     # -- the match ----------------------------------------------------------------
 
     def metagame(self, until: float) -> dict[str, Any]:
         started = time.monotonic()
         info: dict[str, Any] = {"engine": self.machine.engine_name, "roles": len(self.machine.roles)}
-        if self.players == 2 and not self.machine.is_terminal(self.state):
+        if self.solution is not None:
+            info["solution"] = str(self.solution.path)
+        elif self.players == 2 and not self.machine.is_terminal(self.state):
             half = started + (until - started) / 2
-            info["presolve"] = self._try_exact(half, self.options.presolve_nodes)
+            solved = self._try_exact(half, self.options.presolve_nodes)
+            info["presolve"] = solved if isinstance(solved, str) else (
+                f"solved: value {solved.exact.value.tolist()}, {solved.nodes} nodes")
         if not self.machine.is_terminal(self.state) and time.monotonic() < until:
             result = self.search.search(self.state, deadline=until)
             info["playouts"] = result.playouts
@@ -131,11 +142,34 @@ class GdlBrain:
         if len(moves) == 1:
             move, info["method"] = moves[0], "forced"
         else:
-            move = self._exact_move(started + (until - started) / 4, info)
+            move = self._stored_move(moves, info)
+            if move is None:
+                move = self._exact_move(started + (until - started) / 4, info)
             if move is None:
                 move = self._search_move(until, info)
         info["time"] = round(time.monotonic() - started, 3)
         return self.machine.move_to_kif(move), info
+
+    # -- exact values ----
+
+    def _stored_move(self, legal: Sequence[Hashable], info: dict[str, Any]) -> Hashable | None:
+        """A move drawn from the stored solution's strategy at this state, if any."""
+        if self.solution is None:
+            return None
+        facts = self.machine.state_to_kif(self.state)
+        strategies = self.solution.strategy(facts) or {}
+        strategy = strategies.get(self.machine.roles[self.role])
+        if not strategy:
+            return None
+        kifs = list(strategy)
+        index = _draw(np.asarray([strategy[k] for k in kifs], dtype=float), self.rng)
+        move = self.machine.parse_move(kifs[index], self.role)
+        if move not in legal:
+            log.warning("stored solution move %s is not legal: ignored", kifs[index])
+            return None
+        values = self.solution.state_values(facts) or {}
+        info.update(method="solution", value=values.get(self.machine.roles[self.role]))
+        return move
 
     # -- exact values ---------------------------------------------------------------
 
@@ -195,8 +229,8 @@ def _draw(strategy: np.ndarray, rng: random.Random) -> int:
 
 
 class PlayableBrain:
-    """A non-GDL match (``.efg``, tree format, POSG) over the websocket protocol:
-    an equilibrium strategy from the solvers when they provide one, else uniform."""
+    """A non-GDL match (``.efg``, tree format, POSG) over the websocket protocol: the
+    format's equilibrium strategy, solved within the start clock, else uniform."""
 
     def __init__(self, spec: GameSpec, role: str, options: BrainOptions) -> None:
         from gdl.loader import load_game_text
@@ -204,18 +238,24 @@ class PlayableBrain:
         self.game = load_game_text(spec.format, spec.text, name=spec.name)
         self.role = role_index(list(self.game.roles), role)
         self.rng = random.Random(options.seed)
-        self.policy = _equilibrium_policy(self.game, spec.format)
+        self.policy = None
         self.step = 0
 
     def metagame(self, until: float) -> dict[str, Any]:
-        return {"format": self.game.format, "policy": self.policy is not None}
+        started = time.monotonic()
+        try:
+            self.policy = _equilibrium_policy(self.game, max(0.1, until - started))
+        except GameError as exc:
+            log.warning("no equilibrium strategy: %s", exc)
+        return {"format": self.game.format, "policy": self.policy is not None,
+                "time": round(time.monotonic() - started, 3)}
 
     def choose(self, observation: Any, legal: Sequence[str]) -> tuple[str, dict[str, Any]]:
         self.step += 1
         if self.policy is not None:
             try:
                 weights = self.policy(self.role, observation, list(legal))
-            except (GameError, KeyError, ValueError) as exc:
+            except (GameError, KeyError, ValueError, IndexError) as exc:
                 log.warning("no strategy for %r (%s): playing uniformly", observation, exc)
             else:
                 index = _draw(np.asarray(weights, dtype=float), self.rng)
@@ -223,26 +263,18 @@ class PlayableBrain:
         return self.rng.choice(list(legal)), {"step": self.step, "method": "uniform"}
 
 
-def _equilibrium_policy(game: Any, fmt: str):  # -> Callable | None
-    """``policy(role, observation, legal) -> weights`` from the solvers, if they exist."""
+def _equilibrium_policy(game: Any, seconds: float):  # -> Callable | None
+    """``policy(role, observation, legal) -> weights`` from the format's solver:
+    CFR/LP for ``.efg``/tree (``solvers.extensive.playable``), HSVI stage
+    strategies for POSG (``solvers.posg.policy``); None when it is not there."""
     try:
-        if fmt in ("efg", "tree"):
+        if game.format in ("efg", "tree"):
             from solvers.extensive.playable import equilibrium_strategy
         else:
             from solvers.posg.policy import equilibrium_strategy
     except ImportError:
         return None
-    strategy = equilibrium_strategy(game)
-    return lambda role, observation, legal: strategy(role, observation, legal)
-
-
-def legal_after(spec: GameSpec, role: str, options: BrainOptions,
-                history: Sequence[Sequence[str] | None]) -> list[str]:
-    """The legal moves of ``role`` after ``history`` (the agent's emergency path)."""
-    brain = GdlBrain(spec, role, options)
-    for moves in history:
-        brain.advance(moves)
-    return brain.legal()
+    return equilibrium_strategy(game, time_limit=seconds)
 
 
 # -- the process ------------------------------------------------------------------

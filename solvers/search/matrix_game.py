@@ -14,10 +14,13 @@ two-player games.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
 
 
 def _row_strategy(payoff: np.ndarray) -> tuple[np.ndarray, float]:
+    # Imported here: scipy.optimize takes ~1 s to import, and most searches (and a
+    # freshly started agent worker) never need an LP.
+    from scipy.optimize import linprog
+
     rows, cols = payoff.shape
     # variables: x_1..x_rows, v ; minimise -v
     cost = np.zeros(rows + 1)
