@@ -303,7 +303,9 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
     """
     import os
 
-    import gdl.machine  # noqa: F401 - import while idle, not on the start clock
+    import scipy.optimize  # noqa: F401 - import while idle, not on a clock (~1 s)
+
+    import gdl.machine  # noqa: F401
     import solvers.search  # noqa: F401
 
     brain = None

@@ -166,7 +166,7 @@ def solve_exact(game: SearchGame, state: Hashable, *, chance_roles: Sequence[int
         expanded += 1
         if expanded > node_budget:
             raise LimitReached(f"endgame larger than {node_budget} nodes")
-        if deadline is not None and expanded % 64 == 0 and time.monotonic() > deadline:
+        if deadline is not None and time.monotonic() > deadline:
             raise LimitReached("endgame solve ran out of time")
         if game.is_terminal(node_state):
             result = safe_goals(game, node_state)
