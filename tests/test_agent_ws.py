@@ -1,0 +1,71 @@
+"""The websocket client against our match server on loopback (protocol v1)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from conftest import shared_path
+
+from agent.gamer import Gamer
+from agent.worker import BrainOptions
+from agent.ws_client import WsAgent, run_client
+from gdl.loader import load_game
+from server.app import MatchServer
+from server.records import Records
+
+
+async def test_ping_is_answered_and_foreign_requests_ignored() -> None:
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    agent = WsAgent(Gamer(), send)
+    await agent.handle({"type": "ping", "nonce": 7}, 0.0)
+    await agent.handle({"type": "request", "match": "not-ours", "step": 1, "legal": ["a"],
+                        "deadline": 1}, 0.0)
+    await agent.handle({"type": "mystery"}, 0.0)
+    assert sent == [{"type": "pong", "nonce": 7}]
+
+
+@pytest.fixture
+async def server(tmp_path):
+    records = Records(tmp_path / "matches.sqlite")
+    async with MatchServer(records, port=0, grace=0.2, seat_wait=10) as srv:
+        yield srv
+    records.close()
+
+
+async def play_against(server: MatchServer, game, seats: list[str], **clocks):
+    gamer = Gamer(BrainOptions(seed=1))
+    client = asyncio.ensure_future(run_client(server.url, "ours", gamer, max_matches=1,
+                                              margin=0.3))
+    try:
+        outcome = await server.play_match(game, seats, seed=5, **clocks)
+        status = await asyncio.wait_for(client, 10)
+    finally:
+        client.cancel()
+        gamer.close()
+    return outcome, status, gamer.decisions
+
+
+async def test_posg_match_with_stage_strategies(server) -> None:
+    game = load_game(shared_path("posg", "test", "rewards.osposg"))
+    outcome, status, decisions = await play_against(server, game, ["ws:ours", "random"],
+                                                    startclock=4, playclock=1)
+    assert outcome.status == "completed", outcome.reason
+    assert status == 0
+    assert all(errors[0] == "" for errors in outcome.errors)
+    assert decisions and all(d["method"] == "equilibrium" for d in decisions)
+
+
+async def test_gdl_match_over_websocket(server) -> None:
+    pytest.importorskip("gdl.playable")
+    game = load_game(shared_path("gdl-corpus", "repository", "ticTacToe.kif"))
+    outcome, status, decisions = await play_against(server, game, ["random", "ws:ours"],
+                                                    startclock=2, playclock=1)
+    assert outcome.status == "completed", outcome.reason
+    assert all(errors == ["", ""] for errors in outcome.errors)
+    assert outcome.payoffs[1] >= 50  # tic-tac-toe: the search never loses to random
+    assert {d["method"] for d in decisions} <= {"forced", "exact", "proven", "mcts"}
