@@ -50,6 +50,7 @@ class MatchOutcome:
     moves: list[list[str | None]] = field(default_factory=list)
     errors: list[list[str]] = field(default_factory=list)
     latencies: list[float] = field(default_factory=list)  # seconds, request -> reply
+    step_times: list[float] = field(default_factory=list)  # seconds, last reply -> results out
 
 
 class MatchAborted(Exception):
@@ -154,6 +155,7 @@ class Match:
                 self._ask(r, StepRequest(self.step, state, self._observe(state, r), moves,
                                          self.playclock, last))
                 for r, moves in enumerate(legal)))
+            replied = time.perf_counter()
             moves: list[str | None] = []
             errors: list[str] = []
             for r, (reply, error) in enumerate(replies):
@@ -171,6 +173,7 @@ class Match:
                                             self._observe(state, r))
                                    for r, p in enumerate(self.players)),
                                  return_exceptions=True)
+            self.outcome.step_times.append(time.perf_counter() - replied)
         return state
 
     async def _ask(self, role: int, request: StepRequest) -> tuple[Any, str]:

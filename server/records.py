@@ -3,9 +3,12 @@
 The database runs in WAL mode and each step is its own committed transaction, so a
 crash of the server process loses at most the step in flight. On open, matches still
 marked ``running`` (the server died under them) are marked ``aborted`` with the reason
-``server restarted``. All writes go through one worker thread (SQLite connections are
-single-threaded and a commit must not stall the event loop); the async methods hand
-work to it.
+``server restarted``. All database work goes through one worker thread (SQLite
+connections are single-threaded and a commit must not stall the event loop); the
+async methods hand work to it and wait until it is committed. Group commit: the
+worker runs every job already waiting in one transaction, so many concurrent
+matches share one commit per batch while each step is still durable before the
+match goes on.
 
 Tables: ``matches`` (one row per match, status ``running`` | ``completed`` |
 ``aborted``), ``steps`` (one row per step: moves, errors, the state after it),
@@ -16,10 +19,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import queue
 import sqlite3
+import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -70,10 +75,21 @@ CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches(tournament);
 class Records:
     """The match database (one file, WAL); blocking methods plus ``a``-prefixed async ones."""
 
+    MAX_BATCH = 512
+
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="records")
-        self._db: sqlite3.Connection = self._executor.submit(self._open).result()
+        self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], Future[Any]]
+                                      | None] = queue.SimpleQueue()
+        self._db: sqlite3.Connection | None = None
+        self._worker = threading.Thread(target=self._work, name="records", daemon=True)
+        self._worker.start()
+        try:
+            self._db = self._run(self._open)
+        except BaseException:
+            self._jobs.put(None)
+            self._worker.join()
+            raise
 
     def _open(self) -> sqlite3.Connection:
         try:
@@ -91,20 +107,76 @@ class Records:
             raise GameError(f"{self.path}: cannot open the match database: {exc}") from None
         return db
 
+    def _work(self) -> None:
+        """The worker thread: run waiting jobs in batches, one transaction per batch."""
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            batch = [job]
+            while len(batch) < self.MAX_BATCH:
+                try:
+                    more = self._jobs.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    self._jobs.put(None)  # stop after this batch
+                    break
+                batch.append(more)
+            self._run_batch(batch)
+
+    def _run_batch(self, batch: list[tuple[Callable[..., Any], tuple[Any, ...],
+                                           Future[Any]]]) -> None:
+        db = self._db
+        in_transaction = db is not None and len(batch) > 1
+        if in_transaction:
+            db.execute("BEGIN")
+        outcomes: list[tuple[bool, Any]] = []
+        for fn, args, _ in batch:
+            try:  # a failed statement is undone alone; the transaction goes on
+                outcomes.append((True, fn(*args)))
+            except BaseException as exc:  # handed to the caller waiting for it
+                outcomes.append((False, exc))
+        if in_transaction:
+            try:
+                db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                db.execute("ROLLBACK")
+                outcomes = [(False, exc)] * len(batch)
+        for (_, _, future), (ok, value) in zip(batch, outcomes, strict=True):
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+    def _submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        future: Future[T] = Future()
+        self._jobs.put((fn, args, future))
+        return future
+
     def close(self) -> None:
-        self._executor.submit(self._db.close).result()
-        self._executor.shutdown()
+        if self._db is not None:
+            self._run(self._db.close)
+            self._db = None
+        self._jobs.put(None)
+        self._worker.join()
 
     def _run(self, fn: Callable[..., T], *args: Any) -> T:
-        return self._executor.submit(fn, *args).result()
+        return self._submit(fn, *args).result()
 
     async def _arun(self, fn: Callable[..., T], *args: Any) -> T:
-        return await asyncio.get_running_loop().run_in_executor(self._executor, fn, *args)
+        return await asyncio.wrap_future(self._submit(fn, *args))
 
-    # --- writes (each one transaction) ---
+    @property
+    def _conn(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise GameError(f"{self.path}: the match database is closed")
+        return self._db
+
+    # --- writes (committed by the worker, in batches) ---
 
     def _begin_match(self, row: dict[str, Any]) -> None:
-        self._db.execute(
+        self._conn.execute(
             "INSERT INTO matches (id, game, format, roles, players, seed, startclock, playclock,"
             " tournament, status, initial_state, description, started)"
             " VALUES (?,?,?,?,?,?,?,?,?,'running',?,?,?)",
@@ -115,23 +187,23 @@ class Records:
 
     def _add_step(self, match: str, step: int, moves: list[str | None], errors: list[str],
                   state: str | None) -> None:
-        self._db.execute("INSERT INTO steps (match, step, moves, errors, state, time)"
+        self._conn.execute("INSERT INTO steps (match, step, moves, errors, state, time)"
                          " VALUES (?,?,?,?,?,?)",
                          (match, step, json.dumps(moves), json.dumps(errors), state, time.time()))
 
     def _finish_match(self, match: str, status: str, payoffs: list[float] | None,
                       reason: str | None) -> None:
-        self._db.execute("UPDATE matches SET status=?, payoffs=?, reason=?, finished=?"
+        self._conn.execute("UPDATE matches SET status=?, payoffs=?, reason=?, finished=?"
                          " WHERE id=?",
                          (status, None if payoffs is None else json.dumps(payoffs), reason,
                           time.time(), match))
 
     def _begin_tournament(self, tid: str, config: dict[str, Any]) -> None:
-        self._db.execute("INSERT INTO tournaments (id, config, status, started)"
+        self._conn.execute("INSERT INTO tournaments (id, config, status, started)"
                          " VALUES (?,?,'running',?)", (tid, json.dumps(config), time.time()))
 
     def _finish_tournament(self, tid: str, status: str, standings: Any) -> None:
-        self._db.execute("UPDATE tournaments SET status=?, standings=?, finished=? WHERE id=?",
+        self._conn.execute("UPDATE tournaments SET status=?, standings=?, finished=? WHERE id=?",
                          (status, json.dumps(standings), time.time(), tid))
 
     async def begin_match(self, row: dict[str, Any]) -> None:
@@ -154,7 +226,7 @@ class Records:
     # --- reads ---
 
     def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        cursor = self._db.execute(sql, args)
+        cursor = self._conn.execute(sql, args)
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
