@@ -141,6 +141,12 @@ async def test_disconnected_agent_rejoins_and_a_lost_one_is_ce(server) -> None:
     assert offers and offers[0]["rejoin"] is True and offers[0]["step"] == 1
     assert rejoined.of_type("request")[0]["deadline"] < 1
     await rejoined.stop()
+    # a rejoin after the end learns how it ended
+    async with connect(server.url) as ws:
+        await ws.send(json.dumps({"type": "rejoin", "match": match.id, "token": agent.token}))
+        replies = [json.loads(await asyncio.wait_for(ws.recv(), 5)) for _ in range(2)]
+        assert [r["type"] for r in replies] == ["welcome", "end"]
+        assert replies[1]["payoffs"] == outcome.payoffs
 
 
 async def test_operator_abort_is_recorded_and_told(server) -> None:
