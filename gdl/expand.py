@@ -43,7 +43,7 @@ from solvers.simultaneous.model import CHANCE, DECISION, TERMINAL, SimultaneousG
 
 NATURE = "random"
 PROGRESS_SECONDS = 2.0      # between two progress lines
-CHECK_EVERY = 512           # states between two time/memory checks
+CHECK_EVERY = 256           # states between two memory checks (time: every state)
 
 
 @dataclass(frozen=True)
@@ -139,6 +139,8 @@ class _Explorer:
         self.start = time.perf_counter()
         self.last_line = self.start
         self.base_memory = _resident_mb()
+        self.max_states = -1 if budget.max_states is None else budget.max_states
+        self.deadline = None if budget.time_limit is None else self.start + budget.time_limit
 
     def run(self, root: State) -> None:
         graph = self.graph
@@ -178,6 +180,10 @@ class _Explorer:
         self.index[state] = number
         graph.states.append(state)
         graph.successors.append(None)
+        if number == self.max_states:
+            raise LimitReached(f"expansion stopped: the budget of {number:,} states was "
+                               f"reached after {time.perf_counter() - self.start:.1f} s "
+                               "(raise --max-states)")
         if number % CHECK_EVERY == 0:
             self._check_budget()
         if machine.is_terminal(state):
@@ -192,6 +198,8 @@ class _Explorer:
     def _expand(self, number: int) -> None:
         """The next state of every joint move of a non-terminal state, numbered."""
         graph = self.graph
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            self._check_budget()
         state = graph.states[number]
         moves = graph.moves[number]
         per_slot = [moves[r] for r in self.slots]  # type: ignore[index]
@@ -211,9 +219,6 @@ class _Explorer:
         found = len(graph.states)
         now = time.perf_counter()
         elapsed = now - self.start
-        if budget.max_states is not None and found >= budget.max_states:
-            raise LimitReached(f"expansion stopped: the budget of {budget.max_states:,} states "
-                               f"was reached after {elapsed:.1f} s (raise --max-states)")
         if budget.time_limit is not None and elapsed >= budget.time_limit:
             raise LimitReached(f"expansion stopped: the time limit of {budget.time_limit:g} s "
                                f"was reached with {found:,} states found (raise --time-limit)")

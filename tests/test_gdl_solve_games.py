@@ -1,0 +1,136 @@
+"""Solving GDL games offline: values and strategies checked by hand-derivable facts.
+
+Simultaneous tic-tac-toe against ../shared/reference/VALUES.md; small corpus games
+against symmetry, dominance and their known equilibria; every result certified.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import GAMES, shared_path
+
+from gdl.expand import Budget, expand
+from gdl.machine import load_machine
+from gdl.solve_cli import solve_expansion, solve_game, strategy_lines
+from solvers.errors import LimitReached
+
+TICTACTOE = GAMES / "gdl" / "simultaneous_tictactoe.kif"
+THESIS = GAMES / "gdl" / "simultaneous_tictactoe_thesis.kif"
+
+
+def corpus(name: str):
+    return shared_path("gdl-corpus", "repository", f"{name}.kif")
+
+
+def root_strategies(result) -> dict[str, dict[str, float]]:
+    lines = strategy_lines(result.expansion, result.solution)
+    root = next(lines)
+    assert root["node"] == result.expansion.node_facts(0)
+    return root["strategies"]
+
+
+def certified(result) -> bool:
+    return result.certificate["ok"] and result.certificate["max_gain"] <= 1e-9
+
+
+@pytest.fixture(scope="module")
+def tictactoe():
+    return expand(load_machine(TICTACTOE))
+
+
+@pytest.fixture(scope="module")
+def solved(tictactoe):
+    return {solver: solve_expansion(tictactoe, solver) for solver in ("baseline", "ih")}
+
+
+@pytest.mark.parametrize("solver", ["baseline", "ih"])
+def test_simultaneous_tictactoe_is_a_draw(tictactoe, solved, solver) -> None:
+    solution, check, _ = solved[solver]
+    # VALUES.md: value 50 / 50 (constant-sum, 12,829 states, 7,950 non-terminal)
+    assert solution.root_values == pytest.approx((50.0, 50.0), abs=1e-9)
+    assert check["ok"] and check["max_gain"] <= 1e-9
+    assert tictactoe.graph.n_states == 12_829
+    if solver == "ih":   # a partial strategy: fewer states than the whole game
+        assert 0 < solution.support().size < tictactoe.game.num_nodes
+
+
+def test_symmetric_positions_have_mirrored_values(tictactoe, solved) -> None:
+    solution = solved["baseline"][0]
+    game = tictactoe.game
+    children = game.entry_child[game.entries(0)].reshape(9, 9)
+    # p0 in a corner and p1 in the centre, then the roles swapped: the board with x
+    # and o exchanged, so the values are exchanged too
+    a, b = solution.values[children[0, 4]], solution.values[children[4, 0]]
+    assert a == pytest.approx(b[::-1], abs=1e-9)
+
+
+def test_thesis_variant_favours_the_first_keeper() -> None:
+    result = solve_game(THESIS, "baseline")
+    assert certified(result)
+    # p1 keeps his choice at the first clash; the value is unique (constant-sum)
+    assert result.values() == {"p0": 37.5, "p1": 62.5}
+    ih = solve_expansion(result.expansion, "ih")[0]
+    assert ih.root_values == pytest.approx((37.5, 62.5), abs=1e-9)
+
+
+@pytest.mark.parametrize("solver", ["baseline", "ih"])
+def test_roshambo2_is_rock_paper_scissors_with_a_dominated_rock(solver) -> None:
+    result = solve_game(corpus("roshambo2"), solver)
+    assert certified(result)
+    assert result.values() == {"white": 50.0, "black": 50.0}     # symmetric game
+    for role, strategy in root_strategies(result).items():
+        # well beats rock and scissors, so rock is dominated; paper > well >
+        # scissors > paper is a cycle: uniform, as in rock-paper-scissors
+        assert "rock" not in strategy, role
+        assert strategy == pytest.approx({"paper": 1 / 3, "scissors": 1 / 3, "well": 1 / 3})
+
+
+@pytest.mark.parametrize("solver", ["baseline", "ih"])
+def test_prisoners_dilemma_defects_in_every_round(solver) -> None:
+    result = solve_game(corpus("gt_prisoner"), solver)
+    assert certified(result)
+    assert result.expansion.graph.constant_sum is None
+    # defect strictly dominates in each round and the score adds up: 20 x (1, 1)
+    assert result.values() == {"white": 20.0, "black": 20.0}
+    for line in strategy_lines(result.expansion, result.solution):
+        assert line["strategies"] == {"white": {"defect": 1.0}, "black": {"defect": 1.0}}
+
+
+def test_chicken_equilibrium_follows_the_selection_rule() -> None:
+    first = solve_game(corpus("gt_chicken"), "baseline")
+    assert certified(first)
+    # moves sorted by KIF: straight, swerve. The first pure equilibrium in row-major
+    # order is (straight, swerve), played in all 20 rounds: 20 x (5, 3)
+    assert first.values() == {"white": 100.0, "black": 60.0}
+    assert root_strategies(first) == {"white": {"straight": 1.0}, "black": {"swerve": 1.0}}
+    # the best equilibrium for black is the mirror image
+    mirrored = solve_game(corpus("gt_chicken"), "baseline", selection="max1")
+    assert certified(mirrored)
+    assert mirrored.values() == {"white": 60.0, "black": 100.0}
+    ih = solve_expansion(first.expansion, "ih")[0]
+    assert ih.root_values == pytest.approx((100.0, 60.0))
+
+
+def test_blocker_endgame_subgame() -> None:
+    """A blocker endgame: the crosser holds (1 2) (2 2) (3 2) and three cells of row 4
+    are open, each completing his bridge. Different cells: the crosser wins; the
+    same cell: it is blocked and the last two cells are matching pennies (50).
+    So the root is 100 off the diagonal and 50 on it: both uniform, value 250/3."""
+    machine = load_machine(corpus("blocker"))
+    facts = []
+    for x in range(1, 5):
+        for y in range(1, 5):
+            mark = "crosser" if (y == 2 and x < 4) else "b" if x == 4 and y < 4 else "blk"
+            facts.append(f"(cell {x} {y} {mark})")
+    expansion = expand(machine, root=machine.state_from_kif(facts))
+    for solver in ("baseline", "ih"):
+        solution, check, _ = solve_expansion(expansion, solver)
+        assert check["ok"]
+        assert solution.root_values == pytest.approx((250 / 3, 100 - 250 / 3))
+        for player in (0, 1):
+            assert solution.node_strategy(0, player) == pytest.approx([1 / 3] * 3)
+
+
+def test_whole_blocker_game_does_not_fit_a_small_budget() -> None:
+    with pytest.raises(LimitReached, match="budget of 2,000 states"):
+        solve_game(corpus("blocker"), "ih", budget=Budget(max_states=2_000))
