@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import shared_path
+from scipy.optimize import linprog
 
 from solvers.posg.hsvi import Hsvi, Progress
 from solvers.posg.reader import read_posg
@@ -79,3 +81,44 @@ def test_peg_bounds_inside_hard_limits(game: str) -> None:
     assert reports[0].lower == pytest.approx(lower_limit, abs=ROUNDING)
     _check_reports(reports, upper_limit, lower_limit)
     assert result.gap < reports[0].gap
+
+
+def _random_perfect_information_game(rng: np.random.Generator) -> tuple[str, np.ndarray]:
+    """A random game where every state is its own partition (P1 sees the state) and
+    observation o means "the next state is o"; with its value per state computed
+    independently (Shapley's value iteration, one matrix-game LP per state)."""
+    n, n_a1, n_a2, discount = 3, 3, 2, 0.8
+    trans = rng.dirichlet(np.ones(n), size=(n, n_a1, n_a2))
+    reward = rng.integers(-5, 6, size=(n, n_a1, n_a2)).astype(float)
+    lines = [f"{n} {n} {n_a1} {n_a2} {n} {n * n_a1 * n_a2 * n} {n * n_a1 * n_a2} {discount}"]
+    lines += [f"s{s} {s}" for s in range(n)] + [f"a{a}" for a in range(n_a1)]
+    lines += [f"b{b}" for b in range(n_a2)] + [f"o{o}" for o in range(n)]
+    lines += [" ".join(map(str, range(n_a2)))] * n + [" ".join(map(str, range(n_a1)))] * n
+    lines += [f"{s} {a} {b} {t} {t} {float(trans[s, a, b, t])!r}" for s in range(n)
+              for a in range(n_a1) for b in range(n_a2) for t in range(n)]
+    lines += [f"{s} {a} {b} {float(reward[s, a, b])!r}" for s in range(n) for a in range(n_a1)
+              for b in range(n_a2)]
+    lines.append("0 1.0")
+    value = np.zeros(n)
+    for _ in range(80):      # 0.8 ** 80 < 1e-7
+        q = reward + discount * trans @ value
+        new = np.zeros(n)
+        for s in range(n):   # max_x min_b x . q[s, :, b]: variables (x, v)
+            res = linprog(np.r_[np.zeros(n_a1), -1.0],
+                          A_ub=np.c_[-q[s].T, np.ones(n_a2)], b_ub=np.zeros(n_a2),
+                          A_eq=np.r_[np.ones(n_a1), 0.0][None], b_eq=[1.0],
+                          bounds=[(0, None)] * n_a1 + [(None, None)])
+            new[s] = -res.fun
+        value = new
+    return "\n".join(lines), value
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_perfect_information_games_match_shapley(seed: int) -> None:
+    text, value = _random_perfect_information_game(np.random.default_rng(seed))
+    solver = Hsvi(read_posg(text))
+    # the upper presolve is already this game's value; HSVI raises the lower bound to it
+    assert solver.bounds()[1] == pytest.approx(value[0], abs=1e-6)
+    result = solver.solve(1e-3, 60.0)
+    assert value[0] - 1e-3 - 1e-6 <= result.lower <= value[0] + 1e-6
+    assert result.upper == pytest.approx(value[0], abs=1e-6)

@@ -12,7 +12,9 @@ The value V*(b) of a belief b over a partition's states is convex and
 
 Pruning: a vector dominated state-wise by another is dropped; a point ``(b_i, y_i)``
 is dropped when another point ``(b_k, y_k)`` gives ``y_k + delta ||b_i - b_k||_1 <= y_i``
-(it can never be the cheaper choice in the LP).
+(it can never be the cheaper choice in the LP). Periodically, vectors that are not the
+best one at any belief the search has visited are dropped too (bounded pruning), which
+keeps the lower-bound LPs small.
 """
 
 from __future__ import annotations
@@ -89,6 +91,17 @@ class LowerBound:
 
     def size(self) -> int:
         return sum(len(g) for g in self.gamma)
+
+    def prune(self, partition: int, beliefs: np.ndarray) -> None:
+        """Keep only the vectors that are the best one at some of ``beliefs`` (rows).
+
+        The bound stays valid (every kept vector is); it can only drop between those
+        beliefs, so callers pass every belief where they report or rely on it.
+        """
+        gamma = self.gamma[partition]
+        if len(gamma) > 1 and len(beliefs):
+            best = np.unique(np.argmax(beliefs @ gamma.T, axis=1))
+            self.gamma[partition] = gamma[best]
 
 
 class UpperBound:

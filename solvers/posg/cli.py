@@ -3,7 +3,7 @@
 Progress lines (time, lower, upper, gap, bound sizes) go to stderr; the result goes to
 stdout, as JSON exactly ``{"lower", "upper", "gap", "seconds", "iterations"}`` with
 ``--json``. The time limit covers reading, presolve and the trials; bounds are valid
-whenever the limit stops the search.
+whenever the limit (or Ctrl-C, exit status 130) stops the search.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ def main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(out))
     else:
-        status = "solved" if result.gap <= args.epsilon else "time limit reached"
+        status = ("solved" if result.gap <= args.epsilon else
+                  "interrupted" if solver.interrupted else "time limit reached")
         print(f"{path.name}: value in [{result.lower:.6f}, {result.upper:.6f}], gap "
               f"{result.gap:.6f} ({status}; {result.iterations} iterations, {seconds:.2f}s)")
-    return 0
+    return 130 if solver.interrupted else 0

@@ -18,9 +18,11 @@ Intelligence 316 (2023), Algorithm 2.
       ``probability * (UB(b') - LB(b') - rho')`` with
       ``rho' = (rho - 2 * delta * D) / discount`` (D: the neighbourhood parameter);
    c. if the largest weighted excess is positive, continue the trial at that branch,
-      else stop; then, going back up the trial, repeat the updates of step a.
+      else stop; then, going back up the trial, repeat the updates of step a;
+   d. when the alpha-vectors have doubled since the last pruning, keep only those
+      that are the best at some visited belief (the points of the upper bound, b0).
 3. Report ``LB(b0)``, ``UB(b0)`` and the gap; bounds are valid at every moment, so a
-   time limit only widens the gap.
+   time limit (or Ctrl-C) only widens the gap.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from solvers.posg.presolve import (
 from solvers.posg.stage_lp import lower_stage, next_beliefs, upper_stage
 
 MAX_DEPTH = 1000          # a trial never goes deeper (guards against a stuck trial)
+PRUNE_GROWTH = 2.0        # prune the vectors when their number grew by this factor
 NEIGHBOURHOOD = 1e-6      # D of the papers, capped below (1 - discount) * eps / (2 delta)
 
 
@@ -77,6 +80,8 @@ class Hsvi:
         self.delta = max(0.0, (float(high.max()) - floor) / 2)
         self.upper = UpperBound([high[s] for s in states], self.delta)
         self.iterations = 0
+        self.interrupted = False
+        self._pruned_size = self.lower.size()
 
     def bounds(self) -> tuple[float, float]:
         p, b = self.model.initial_partition, self.model.initial_belief
@@ -120,6 +125,16 @@ class Hsvi:
             self._update(partition, belief)
         return len(path)
 
+    def prune_lower(self) -> None:
+        """Bounded pruning of the alpha-vectors at the visited beliefs: the upper
+        bound's points (vertices and every belief a trial updated) and b0, so the
+        reported lower bound never drops."""
+        for p, points in enumerate(self.upper.points):
+            if p == self.model.initial_partition:
+                points = np.vstack([points, self.model.initial_belief])
+            self.lower.prune(p, points)
+        self._pruned_size = self.lower.size()
+
     def solve(self, epsilon: float, time_limit: float,
               progress: Callable[[Progress], None] | None = None,
               report_every: float = 1.0) -> Progress:
@@ -134,12 +149,18 @@ class Hsvi:
                             self.lower.size(), self.upper.size())
 
         state = snapshot()
-        while state.gap > epsilon and time.monotonic() < deadline:
-            if progress and state.seconds - last_report >= report_every:
-                progress(state)
-                last_report = state.seconds
-            self.trial(epsilon, deadline)
-            self.iterations += 1
+        try:
+            while state.gap > epsilon and time.monotonic() < deadline:
+                if progress and state.seconds - last_report >= report_every:
+                    progress(state)
+                    last_report = state.seconds
+                self.trial(epsilon, deadline)
+                self.iterations += 1
+                if self.lower.size() > PRUNE_GROWTH * self._pruned_size:
+                    self.prune_lower()
+                state = snapshot()
+        except KeyboardInterrupt:      # every update so far is valid: report the bounds
+            self.interrupted = True
             state = snapshot()
         if progress:
             progress(state)
