@@ -32,8 +32,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--solutions", metavar="DIR", help="stored solutions (ggp solve --save)")
     parser.add_argument("--margin", type=float, default=0.5, metavar="SECONDS",
                         help="answer this long before each deadline (default 0.5)")
-    parser.add_argument("--simultaneous", choices=("rm", "duct"), default="rm",
-                        help="search policy at simultaneous-move nodes (default rm)")
+    parser.add_argument("--simultaneous", choices=("duct", "rm"), default="duct",
+                        help="search policy at simultaneous-move nodes (default duct)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
     parser.add_argument("--max-matches", type=int, default=None,
                         help="stop after this many matches (default: run until killed)")

@@ -44,7 +44,7 @@ log = logging.getLogger("agent.worker")
 class BrainOptions:
     """Knobs of move selection (picklable: sent to the worker process)."""
 
-    simultaneous: str = "rm"  # policy at simultaneous nodes: "rm" or "duct"
+    simultaneous: str = "duct"  # policy at simultaneous nodes: "duct" or "rm"
     seed: int = 0
     max_nodes: int = 300_000  # search tree budget
     presolve_nodes: int = 400_000  # exact pre-solve budget (memory: ~1 KB a node)
