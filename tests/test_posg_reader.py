@@ -86,7 +86,7 @@ def _replace_line(text: str, number: int, new: str) -> str:
     (1, "2 1 2 1 2 4 2 1.0", ValidationError, "strictly between"),
     (2, "end 3", ValidationError, "out of range"),
     (9, "0 5", ValidationError, "out of range"),
-    (11, "", FormatError, "expected an integer"),   # blank lines are skipped: lines shift
+    (11, "", FormatError, "counts need 17 more lines"),   # blank lines do not count
     (12, "0 0 0 0 1 0.5", ValidationError, "sum to 0.5"),
     (12, "0 0 0 0 x 1.0", FormatError, "expected an integer"),
     (12, "0 0 0 7 1 1.0", ValidationError, "observation 7 out of range"),
@@ -105,8 +105,10 @@ def test_errors_name_their_line(line: int, new: str, error: type, words: str) ->
 
 
 def test_truncated_and_trailing() -> None:
-    with pytest.raises(FormatError, match="file ends before"):
+    with pytest.raises(FormatError, match="counts need 17 more lines, the file has 13"):
         read_posg("\n".join(SMALL.splitlines()[:14]))
+    with pytest.raises(FormatError, match="counts need"):
+        read_posg(SMALL.replace("2 1 2 1 2 4 2 0.9", "2 1 2 1 2 4000000000000 2 0.9"))
     with pytest.raises(FormatError, match="after the initial belief"):
         read_posg(SMALL + "0 1\n")
 

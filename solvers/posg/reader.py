@@ -110,6 +110,11 @@ class _Reader:
                             (n_a2, "P2 actions"), (n_o, "observations")):
             if count == 0:
                 raise self.invalid(line, f"the game needs at least one of {what}")
+        needed = 2 * n_s + n_a1 + n_a2 + n_o + n_p + n_t + n_r + 1
+        available = len(self.src.rest())
+        if needed > available:     # also keeps absurd counts from allocating memory
+            raise self.fail(line, f"the header's counts need {needed} more lines, the file "
+                                  f"has {available}")
         discount = self.number(line, head[7], "discount")
         if not 0.0 < discount < 1.0:
             raise self.invalid(line, f"discount must be strictly between 0 and 1, got {head[7]}")
