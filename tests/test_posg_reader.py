@@ -92,6 +92,9 @@ def _replace_line(text: str, number: int, new: str) -> str:
     (12, "0 0 0 7 1 1.0", ValidationError, "observation 7 out of range"),
     (13, "0 0 0 0 1 1.0", ValidationError, "repeats line 12"),
     (17, "0 1 0 nan", ValidationError, "finite"),
+    (17, "1 1 1 2", ValidationError, "P2 action 1 out of range"),
+    (17, "0 0 0 2", ValidationError, "repeats line 16"),
+    (11, "0", ValidationError, "P1 action 1 is not playable in the partition 0"),
     (18, "0 0.5", ValidationError, "needs 2 probabilities"),
     (18, "0 -0.25 1.25", ValidationError, "negative"),
 ])

@@ -36,7 +36,7 @@ import numpy as np
 from solvers.posg.bounds import LowerBound, UpperBound
 from solvers.posg.model import PosgModel
 from solvers.posg.presolve import (
-    _TripleTable,
+    TripleTable,
     perfect_information_upper_bound,
     uniform_lower_bound,
 )
@@ -71,7 +71,7 @@ class Hsvi:
 
     def __init__(self, model: PosgModel, presolve_time: float = 60.0) -> None:
         self.model = model
-        table = _TripleTable(model)
+        table = TripleTable(model)
         low = uniform_lower_bound(model, table)
         high = perfect_information_upper_bound(model, time_limit=presolve_time, table=table)
         states = model.partition_states

@@ -34,7 +34,7 @@ PI_TOLERANCE = 1e-10      # a row replaces the current choice only if better by 
 
 
 @dataclass(frozen=True)
-class _Rows:
+class MdpRows:
     """An MDP over the model's states: rows grouped by state (``start``), with a
     reward and a sparse successor distribution per row."""
 
@@ -57,7 +57,7 @@ def _triples(model: PosgModel) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.n
             np.array(start))
 
 
-class _TripleTable:
+class TripleTable:
     """Rewards and successor matrix of every playable (s, a1, a2) triple."""
 
     def __init__(self, model: PosgModel) -> None:
@@ -77,14 +77,14 @@ class _TripleTable:
         self.n_a2 = np.array([len(a) for a in model.a2_playable])
 
 
-def _aggregate(table: _TripleTable, row: np.ndarray, weight: np.ndarray, n_rows: int,
-               n_states: int, start: np.ndarray) -> _Rows:
+def _aggregate(table: TripleTable, row: np.ndarray, weight: np.ndarray, n_rows: int,
+               start: np.ndarray) -> MdpRows:
     """Rows formed as weighted sums of triples (``row[i]`` receives triple i)."""
     mix = sp.csr_matrix((weight, (row, np.arange(len(row)))), shape=(n_rows, len(row)))
-    return _Rows(start, mix @ table.reward, (mix @ table.succ).tocsr())
+    return MdpRows(start, mix @ table.reward, (mix @ table.succ).tocsr())
 
 
-def solve_mdp(rows: _Rows, discount: float, maximize: bool, initial: np.ndarray,
+def solve_mdp(rows: MdpRows, discount: float, maximize: bool, initial: np.ndarray,
               max_iterations: int = 200) -> np.ndarray:
     """Exact value of a discounted MDP by policy iteration (rows grouped by state)."""
     n = len(rows.start) - 1
@@ -108,21 +108,21 @@ def solve_mdp(rows: _Rows, discount: float, maximize: bool, initial: np.ndarray,
     return value
 
 
-def uniform_lower_bound(model: PosgModel, table: _TripleTable | None = None) -> np.ndarray:
+def uniform_lower_bound(model: PosgModel, table: TripleTable | None = None) -> np.ndarray:
     """Per state: what P1 guarantees by playing uniformly, P2 best-responding."""
-    table = table or _TripleTable(model)
+    table = table or TripleTable(model)
     # row of triple (s, a1, a2) = row of (s, a2); triples are a1-major inside s
     n_a2 = table.n_a2[table.s]
     a2_start = np.r_[0, np.cumsum(table.n_a2)]
     within = (np.arange(len(table.s)) - table.start[table.s]) % n_a2
     row = a2_start[table.s] + within
     weight = 1.0 / table.n_a1[table.s]
-    rows = _aggregate(table, row, weight, a2_start[-1], model.n_states, a2_start)
+    rows = _aggregate(table, row, weight, a2_start[-1], a2_start)
     lo, _ = model.reward_range()
     return solve_mdp(rows, model.discount, False, np.full(model.n_states, lo / (1 - model.discount)))
 
 
-def _matrix_games(table: _TripleTable, value: np.ndarray, discount: float,
+def _matrix_games(table: TripleTable, value: np.ndarray, discount: float,
                   n_states: int) -> tuple[np.ndarray, np.ndarray]:
     """Values and P2's optimal mixed actions (per (s, a2) row) of every state's game
     ``R + discount * E[value]``, as one block-diagonal LP: max sum v_s subject to
@@ -157,10 +157,10 @@ def _matrix_games(table: _TripleTable, value: np.ndarray, discount: float,
 
 def perfect_information_upper_bound(model: PosgModel, time_limit: float = 60.0,
                                     tolerance: float = 1e-9, max_rounds: int = 100,
-                                    table: _TripleTable | None = None) -> np.ndarray:
+                                    table: TripleTable | None = None) -> np.ndarray:
     """Per state: an upper bound on the value of the game where P1 sees the state
     (exact when the strategy iteration converges within the budget)."""
-    table = table or _TripleTable(model)
+    table = table or TripleTable(model)
     deadline = time.monotonic() + time_limit
     _, hi = model.reward_range()
     upper = np.full(model.n_states, hi / (1 - model.discount))
@@ -172,7 +172,7 @@ def perfect_information_upper_bound(model: PosgModel, time_limit: float = 60.0,
     p2_row = a2_start[table.s] + within % n_a2
     for _ in range(max_rounds):
         _, sigma2 = _matrix_games(table, upper, model.discount, model.n_states)
-        rows = _aggregate(table, p1_row, sigma2[p2_row], a1_start[-1], model.n_states, a1_start)
+        rows = _aggregate(table, p1_row, sigma2[p2_row], a1_start[-1], a1_start)
         value = np.minimum(upper, solve_mdp(rows, model.discount, True, upper))
         moved = float(np.max(upper - value))
         upper = value

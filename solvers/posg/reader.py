@@ -145,10 +145,11 @@ class _Reader:
                 raise self.invalid(aline, f"partition {p} has no playable P1 action")
             a1_playable.append(acts)
 
-        trans = self.transitions(n_t, n_s, n_a1, n_a2, n_o, partition_of, a1_playable,
-                                 a2_playable)
+        self.partition_of, self.a1_playable, self.a2_playable = (
+            partition_of, a1_playable, a2_playable)
+        trans = self.transitions(n_t, n_s, n_a1, n_a2, n_o)
         rewards = self.rewards(n_r, n_s, n_a1, n_a2)
-        self.check_distributions(trans, partition_of, a1_playable, a2_playable, a2_lines)
+        self.check_distributions(trans, a2_lines)
         initial_partition, belief = self.initial_belief(n_p, partition_of)
         extra = self.src.rest()
         if extra:
@@ -160,9 +161,8 @@ class _Reader:
             t_cols[:, 5].astype(float), *(rewards[:, i].astype(np.int64) for i in range(3)),
             rewards[:, 3].astype(float), discount, initial_partition, belief)
 
-    def transitions(self, count: int, n_s: int, n_a1: int, n_a2: int, n_o: int,
-                    partition_of: np.ndarray, a1_playable: list[np.ndarray],
-                    a2_playable: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    def transitions(self, count: int, n_s: int, n_a1: int, n_a2: int,
+                    n_o: int) -> tuple[np.ndarray, np.ndarray]:
         lines = np.zeros(count, dtype=np.int64)
         cols = np.zeros((count, 6))
         seen: dict[tuple[int, ...], int] = {}
@@ -176,11 +176,7 @@ class _Reader:
             prob = self.number(line, tok[5], "probability")
             if not 0.0 <= prob <= 1.0 + PROB_TOLERANCE:
                 raise self.invalid(line, f"probability {tok[5]} is not in [0, 1]")
-            if a1 not in a1_playable[partition_of[s]]:
-                raise self.invalid(line, f"P1 action {a1} is not playable in the partition "
-                                         f"{partition_of[s]} of state {s}")
-            if a2 not in a2_playable[s]:
-                raise self.invalid(line, f"P2 action {a2} is not playable in state {s}")
+            self.check_playable(line, s, a1, a2)
             key = (s, a1, a2, o, nxt)
             if key in seen:
                 raise self.invalid(line, f"transition {key} repeats line {seen[key]}")
@@ -200,18 +196,27 @@ class _Reader:
             key = (self.integer(line, tok[0], "state", n_s),
                    self.integer(line, tok[1], "P1 action", n_a1),
                    self.integer(line, tok[2], "P2 action", n_a2))
+            self.check_playable(line, *key)
             if key in seen:
                 raise self.invalid(line, f"reward of {key} repeats line {seen[key]}")
             seen[key] = line
             rows[k] = (*key, self.number(line, tok[3], "reward"))
         return rows
 
+    def check_playable(self, line: int, s: int, a1: int, a2: int) -> None:
+        p = self.partition_of[s]
+        if a1 not in self.a1_playable[p]:
+            raise self.invalid(line, f"P1 action {a1} is not playable in the partition {p} "
+                                     f"of state {s}")
+        if a2 not in self.a2_playable[s]:
+            raise self.invalid(line, f"P2 action {a2} is not playable in state {s}")
+
     def check_distributions(self, trans: tuple[np.ndarray, np.ndarray],
-                            partition_of: np.ndarray, a1_playable: list[np.ndarray],
-                            a2_playable: list[np.ndarray], a2_lines: list[int]) -> None:
+                            a2_lines: list[int]) -> None:
         """Each playable (s, a1, a2) is a distribution; (partition, a1, o) fixes the next
         partition. Probabilities within the tolerance are renormalised to sum to 1."""
         lines, cols = trans
+        partition_of, a1_playable = self.partition_of, self.a1_playable
         total: dict[tuple[int, int, int], float] = {}
         first: dict[tuple[int, int, int], int] = {}
         target: dict[tuple[int, int, int], tuple[int, int]] = {}
@@ -228,7 +233,7 @@ class _Reader:
                     f"partition {branch[0]}, P1 action {a1}, observation {o} leads to partition "
                     f"{q} here but to partition {known[0]} on line {known[1]}: P1 must know "
                     "its next partition"))
-        for s, a2s in enumerate(a2_playable):
+        for s, a2s in enumerate(self.a2_playable):
             for a1 in a1_playable[partition_of[s]]:
                 for a2 in a2s:
                     key = (s, int(a1), int(a2))
