@@ -110,7 +110,9 @@ def test_path_given_as_string_and_kuhn_details():
     ('EFG 2 R "g" { "a" }\nt "" 3\n', 2, "used before its payoffs"),
     ('EFG 2 R "g" { "a" "b" }\nt "" 1 "o" { 1 }\n', 2, "1 payoffs for 2 players"),
     ('EFG 2 R "g" { "a" }\nt "" 0\nt "" 0\n', 3, "after the end of the tree"),
-    ('EFG 2 R "g" { "a" }\nt "" 1 "o" { 1/0 }\n', 2, "bad number"),
+    ('EFG 2 R "g" { "a" }\nt "" 1 "o" { 1/0 }\n', 2, "bad or out-of-range number"),
+    ('EFG 2 R "g" { "a" }\nt "" 1 "o" { 1e400 }\n', 2, "out-of-range"),
+    ('EFG 2 R "g" { "a" }\nt "" 1 "o" { 1e99999999999 }\n', 2, "out-of-range"),
     ('EFG 2 R "g" { "a" }\nt "oops\n', 2, "unterminated string"),
     ('EFG 3 R "g" { "a" }\nt "" 0\n', 1, "version 2"),
 ])

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from solvers.errors import FormatError, GameError, Location
 
-from .model import CHANCE, PLAYER, TERMINAL, ExtensiveGame, RawNode, build_game
+from .model import CHANCE, PLAYER, TERMINAL, ExtensiveGame, RawNode, build_game, exact_number
 
 _TOKEN = re.compile(r'''
     (?P<ws>[\s,]+)
@@ -103,9 +103,10 @@ class _Tokens:
     def number(self, what: str) -> Fraction:
         token = self.next("number", what)
         try:
-            return Fraction(token.text)
-        except (ValueError, ZeroDivisionError):
-            raise self.error(f"bad number {token.text!r} for {what}", token) from None
+            return exact_number(token.text)
+        except ValueError:
+            raise self.error(f"bad or out-of-range number {token.text!r} for {what}",
+                             token) from None
 
     def brace(self, which: str) -> None:
         token = self.peek()

@@ -28,6 +28,7 @@ float arrays.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -38,6 +39,25 @@ from solvers.errors import FormatError, Location, UnsupportedGame
 
 TERMINAL, CHANCE, PLAYER = 0, 1, 2
 KIND_NAMES = {TERMINAL: "terminal", CHANCE: "chance", PLAYER: "player"}
+
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?(\d+))?|[+-]?\d+/\d+")
+
+
+def exact_number(text: str) -> Fraction:
+    """An integer, decimal (with exponent) or rational as an exact fraction.
+
+    Raises ``ValueError`` for anything else, and for numbers a float cannot hold
+    (so a hostile ``1e999999999`` never builds a huge integer).
+    """
+    match = _NUMBER.fullmatch(text)
+    if match is None or len(text) > 100 or (match.group(1) and len(match.group(1)) > 4):
+        raise ValueError(text)
+    try:
+        value = Fraction(text)
+        float(value)
+    except (ZeroDivisionError, OverflowError):
+        raise ValueError(text) from None
+    return value
 
 
 @dataclass

@@ -14,16 +14,14 @@ ignored.
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
-from fractions import Fraction
 
 import numpy as np
 
 from solvers.errors import FormatError, Location
 
-from .model import ExtensiveGame
+from .model import ExtensiveGame, exact_number
 
 _WS = re.compile(r"\s+")
 
@@ -96,11 +94,11 @@ def read_strategy(game: ExtensiveGame, text: str, filename: str | None = None,
                 raise FormatError(f"action {action!r} given twice", where)
             given.add(action)
             try:
-                prob = float(Fraction(value))
-            except (ValueError, ZeroDivisionError):
+                prob = float(exact_number(value))
+            except ValueError:
                 raise FormatError(f"bad probability {value!r}", where) from None
-            if not math.isfinite(prob) or prob < 0:
-                raise FormatError(f"probability {value!r} is negative or not finite", where)
+            if prob < 0:
+                raise FormatError(f"probability {value!r} is negative", where)
             probs[actions.index(action)] = prob
         total = sum(probs)
         if abs(total - 1.0) > tolerance:

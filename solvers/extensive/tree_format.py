@@ -27,7 +27,7 @@ from pathlib import Path
 
 from solvers.errors import FormatError, GameError, Location
 
-from .model import CHANCE, PLAYER, TERMINAL, ExtensiveGame, RawNode, build_game
+from .model import CHANCE, PLAYER, TERMINAL, ExtensiveGame, RawNode, build_game, exact_number
 
 
 class _Line:
@@ -158,9 +158,9 @@ class _TreeReader:
         if not sep or not key:
             raise FormatError(f"expected <name>=<{what}>, not {word!r}", where)
         try:
-            number = Fraction(value)
-        except (ValueError, ZeroDivisionError):
-            raise FormatError(f"bad {what} {value!r}", where) from None
+            number = exact_number(value)
+        except ValueError:
+            raise FormatError(f"bad or out-of-range {what} {value!r}", where) from None
         return key, number
 
     def _infoset_line(self, words: list[str], number: int, column: int) -> None:
