@@ -15,8 +15,8 @@
 Public API: ``solve(game, selection="first", progress=None, time_limit=None,
 max_nodes=None) -> Solution`` (:mod:`.solution`). ``progress(done, total)`` is called
 after every level; past ``time_limit`` seconds or over ``max_nodes`` nodes it raises
-:class:`~solvers.errors.LimitReached`. :func:`solve_subgame` solves the unsolved nodes
-below one node (the interval heuristic's GETEQUILIBRIUM on a subgame).
+:class:`~solvers.errors.LimitReached`. :func:`solve_subgames` solves the unsolved nodes
+below some nodes (the interval heuristic's GETEQUILIBRIUM on subgames).
 """
 
 from __future__ import annotations
@@ -85,14 +85,13 @@ class SolverState:
             self.method[group] = sol.method
         self.solved[nodes] = True
 
-    def unsolved_below(self, node: int) -> np.ndarray:
-        """The unsolved nodes of the subgame rooted at ``node`` (``node`` first)."""
+    def unsolved_below(self, tops: np.ndarray) -> np.ndarray:
+        """The unsolved nodes of the subgames rooted at ``tops`` (including unsolved tops)."""
         g = self.game
-        if self.solved[node]:
-            return np.zeros(0, dtype=np.int64)
         seen = np.zeros(g.num_nodes, dtype=bool)
-        seen[node] = True
-        frontier = np.array([node])
+        frontier = np.unique(tops)
+        frontier = frontier[~self.solved[frontier]]
+        seen[frontier] = True
         found = [frontier]
         while frontier.size:
             idx = concat_ranges(g.entry_start[frontier], np.diff(g.entry_start)[frontier])
@@ -106,14 +105,24 @@ class SolverState:
 
 
 def solve_nodes(state: SolverState, nodes: np.ndarray, progress: Progress | None = None,
-                deadline: float | None = None) -> None:
-    """Solve ``nodes`` (closed under unsolved children) bottom-up, one level at a time."""
+                deadline: float | None = None, tops: dict[str, np.ndarray] | None = None) -> None:
+    """Solve ``nodes`` (closed under unsolved children) bottom-up, one level at a time.
+
+    ``tops`` maps a selection rule to nodes solved with it instead of the state's rule.
+    """
     heights = state.game.height[nodes]
     order = np.argsort(heights, kind="stable")
     nodes, heights = nodes[order], heights[order]
     done = 0
     for level in np.split(nodes, np.flatnonzero(np.diff(heights)) + 1):
-        state.solve_level(level)
+        rest = level
+        for selection, special in (tops or {}).items():
+            chosen = np.isin(rest, special)
+            if chosen.any():
+                state.solve_level(rest[chosen], selection)
+                rest = rest[~chosen]
+        if rest.size:
+            state.solve_level(rest)
         done += level.size
         if progress is not None:
             progress(done, nodes.size)
@@ -121,12 +130,17 @@ def solve_nodes(state: SolverState, nodes: np.ndarray, progress: Progress | None
             raise LimitReached(f"time limit reached after solving {done} of {nodes.size} nodes")
 
 
-def solve_subgame(state: SolverState, node: int, top_selection: str | None = None) -> None:
-    """Solve every unsolved node of the subgame at ``node``; ``node`` with ``top_selection``."""
-    nodes = state.unsolved_below(node)
+def solve_subgames(state: SolverState, tops: dict[str, list[int]]) -> None:
+    """Solve every unsolved node of the subgames at the ``tops`` (selection -> nodes), each
+    top with its selection. All subgames are solved together, level by level, so their
+    matrices are batched.
+    """
+    arrays = {rule: np.array(nodes, dtype=np.int64) for rule, nodes in tops.items() if nodes}
+    if not arrays:
+        return
+    nodes = state.unsolved_below(np.concatenate(list(arrays.values())))
     if nodes.size:
-        solve_nodes(state, nodes[1:])
-        state.solve_level(nodes[:1], top_selection)
+        solve_nodes(state, nodes, tops=arrays)
 
 
 def solve(game: SimultaneousGame, selection: str = "first", progress: Progress | None = None,

@@ -8,6 +8,7 @@
    an *in* and the worse an *out*; overlapping intervals give an *in* to the larger
    mean (to both when the means are equal). The pivot is the entry with both *out*
    values 0 and the largest ``in0 + in1``, ties to the first in row-major order.
+   (Computed for all nodes at once, vectorised, right after step 1.)
 3. GETPBS (Algorithm 9): solve the pivot's child recursively (its pbs), then
 4. TESTPIVOT (Algorithm 8): for every deviation ``(x', y)`` of player 0 whose interval
    maximum beats the pivot's value, take the deviation's value (a terminal entry's
@@ -60,7 +61,7 @@ import numpy as np
 from solvers.errors import LimitReached
 from solvers.matrix.equilibrium import PURE
 
-from .baseline import SolverState, solve_subgame
+from .baseline import SolverState, solve_subgames
 from .model import CHANCE, SimultaneousGame, concat_ranges, require_budget
 from .solution import PartialSolution
 
@@ -87,36 +88,77 @@ def utility_intervals(game: SimultaneousGame) -> tuple[np.ndarray, np.ndarray]:
 
 
 def in_out(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The *in* and *out* values [2, m, n] of Algorithm 7 from entry intervals [2, m, n].
+    """The *in* and *out* values [..., 2, m, n] of Algorithm 7 from entry intervals [..., 2, m, n].
 
     Player 0 compares entries of one column, player 1 entries of one row.
     """
     ins = np.zeros(lo.shape, dtype=np.int64)
     outs = np.zeros(lo.shape, dtype=np.int64)
-    for p, axis in ((0, 0), (1, 1)):
-        a_lo = np.moveaxis(lo[p], axis, 0)  # [k, other]: the compared actions first
-        a_hi = np.moveaxis(hi[p], axis, 0)
+    for p in (0, 1):
+        # [..., k, other]: the k compared actions first (rows for player 0, columns for 1)
+        a_lo = lo[..., p, :, :] if p == 0 else np.swapaxes(lo[..., p, :, :], -1, -2)
+        a_hi = hi[..., p, :, :] if p == 0 else np.swapaxes(hi[..., p, :, :], -1, -2)
         mean = (a_lo + a_hi) / 2
-        # ordered pairs (x, y) of the k compared actions, per other coordinate
-        beats = a_lo[:, None, :] > a_hi[None, :, :]  # x's interval above y's: in x, out y
-        overlap = ~beats & ~np.swapaxes(beats, 0, 1)
-        wins = beats | (overlap & (mean[:, None, :] >= mean[None, :, :]))
-        k = a_lo.shape[0]
+        # ordered pairs (x, y): x's interval entirely above y's gives in to x, out to y
+        beats = a_lo[..., :, None, :] > a_hi[..., None, :, :]
+        beaten = np.swapaxes(beats, -3, -2)
+        overlap = ~beats & ~beaten
+        wins = beats | (overlap & (mean[..., :, None, :] >= mean[..., None, :, :]))
+        k = a_lo.shape[-2]
         other = ~np.eye(k, dtype=bool)[:, :, None]
-        ins[p] = np.moveaxis((wins & other).sum(axis=1), 0, axis)
-        outs[p] = np.moveaxis((np.swapaxes(beats, 0, 1) & other).sum(axis=1), 0, axis)
+        count_in = (wins & other).sum(axis=-2)
+        count_out = (beaten & other).sum(axis=-2)
+        if p == 1:
+            count_in, count_out = np.swapaxes(count_in, -1, -2), np.swapaxes(count_out, -1, -2)
+        ins[..., p, :, :], outs[..., p, :, :] = count_in, count_out
     return ins, outs
 
 
-def get_pivot(lo: np.ndarray, hi: np.ndarray) -> tuple[int, int] | None:
-    """GETPIVOT from entry intervals [2, m, n]: the pivot entry or ``None``."""
+def pivots(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """GETPIVOT for a stack of nodes' entry intervals [b, 2, m, n]: flat pivot index or -1.
+
+    The pivot has both *out* values 0 and the largest ``in0 + in1``; ties go to the
+    first entry in row-major order.
+    """
     ins, outs = in_out(lo, hi)
-    candidate = (outs[0] == 0) & (outs[1] == 0)
-    if not candidate.any():
-        return None
-    total = np.where(candidate, ins[0] + ins[1], -1)
-    flat = int(total.argmax())  # first maximum in row-major order
-    return divmod(flat, lo.shape[2])
+    b = lo.shape[0]
+    candidate = ((outs[:, 0] == 0) & (outs[:, 1] == 0)).reshape(b, -1)
+    total = np.where(candidate, (ins[:, 0] + ins[:, 1]).reshape(b, -1), -1)
+    return np.where(candidate.any(axis=1), total.argmax(axis=1), -1)
+
+
+def get_pivot(lo: np.ndarray, hi: np.ndarray) -> tuple[int, int] | None:
+    """GETPIVOT for one node from its entry intervals [2, m, n]: the pivot or ``None``."""
+    flat = int(pivots(lo[None], hi[None])[0])
+    return None if flat < 0 else divmod(flat, lo.shape[2])
+
+
+def all_pivots(game: SimultaneousGame, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """[N]: every decision node's pivot (flat entry index, -1 for none), by shape batches.
+
+    GETPIVOT only reads the utility intervals, which Algorithm 6 computes for every
+    node anyway, so counting the in/out values for all nodes in one vectorised pass
+    costs less than doing it node by node along the recursion.
+    """
+    result = np.full(game.num_nodes, -1, dtype=np.int64)
+    decision = np.flatnonzero(game.node_kind != CHANCE)
+    shapes = game.num_actions[decision]
+    codes = shapes[:, 0].astype(np.int64) * (1 << 20) + shapes[:, 1]
+    for code in np.unique(codes):
+        nodes = decision[codes == code]
+        m, n = int(code >> 20), int(code & ((1 << 20) - 1))
+        idx = game.entry_start[nodes][:, None] + np.arange(m * n)
+        child = game.entry_child[idx]
+        has = (child >= 0)[..., None]
+        e_lo = np.where(has, lo[np.maximum(child, 0)], game.entry_payoff[idx])
+        e_hi = np.where(has, hi[np.maximum(child, 0)], game.entry_payoff[idx])
+        # [k, m*n, 2] -> [k, 2, m, n]
+        e_lo = np.moveaxis(e_lo, -1, 1).reshape(-1, 2, m, n)
+        e_hi = np.moveaxis(e_hi, -1, 1).reshape(-1, 2, m, n)
+        for start in range(0, len(nodes), 4096):  # bounded memory for wide matrices
+            part = slice(start, start + 4096)
+            result[nodes[part]] = pivots(e_lo[part], e_hi[part])
+    return result
 
 
 class _IntervalHeuristic:
@@ -124,20 +166,10 @@ class _IntervalHeuristic:
                  deadline: float | None, progress: Callable[[int, int], None] | None) -> None:
         self.state, self.game = state, state.game
         self.lo, self.hi = lo, hi
+        self.pivot = all_pivots(state.game, lo, hi)
         self.deadline = deadline
         self.progress = progress
         self.tol = 1e-9 * max(1.0, float(np.abs(self.game.entry_payoff).max(initial=0.0)))
-
-    def entry_bounds(self, node: int) -> tuple[np.ndarray, np.ndarray]:
-        """Entry intervals of ``node`` as [2, m, n] (terminal entries: the payoff twice)."""
-        g = self.game
-        m, n = g.shape(node)
-        sl = g.entries(node)
-        child = g.entry_child[sl]
-        has = (child >= 0)[:, None]
-        lo = np.where(has, self.lo[np.maximum(child, 0)], g.entry_payoff[sl])
-        hi = np.where(has, self.hi[np.maximum(child, 0)], g.entry_payoff[sl])
-        return lo.T.reshape(2, m, n), hi.T.reshape(2, m, n)
 
     def entry(self, node: int, i: int, j: int) -> int:
         return int(self.game.entry_start[node]) + i * self.game.shape(node)[1] + j
@@ -146,13 +178,26 @@ class _IntervalHeuristic:
         child = int(self.game.entry_child[e])
         return self.state.values[child] if child >= 0 else self.game.entry_payoff[e]
 
-    def deviation_value(self, e: int, player: int) -> np.ndarray:
-        """The deviation's value: payoff, or the child's (worst-for-``player``) SPE value."""
-        child = int(self.game.entry_child[e])
-        if child >= 0 and not self.state.solved[child]:
-            solve_subgame(self.state, child, top_selection=f"min{player}")
-            self.state.stats["witness subgames"] = self.state.stats.get("witness subgames", 0) + 1
-        return self.entry_value(e)
+    def deviation_tops(self, entries: list[int], player: int, value: float) -> list[int]:
+        """Unsolved children of the deviations TESTPIVOT may look at for ``player``: child
+        entries whose interval maximum beats the pivot's value."""
+        g, solved = self.game, self.state.solved
+        return [int(g.entry_child[e]) for e in entries
+                if g.entry_child[e] >= 0 and value < self.hi_of(e, player) - self.tol
+                and not solved[g.entry_child[e]]]
+
+    def prepare(self, tops0: list[int], tops1: list[int]) -> None:
+        """Solve the deviations' subgames in one batch, each as GETEQUILIBRIUM(child, p, false).
+
+        TESTPIVOT compares them one by one; solving them together (and player 1's
+        deviations from the current pivot before player 0's pass has finished, so a
+        few may go unused when the pivot moves) only saves numpy overhead: every
+        solved subgame is an SPE of its subgame, so the pbs stays part of an SPE.
+        """
+        if tops0 or tops1:
+            solve_subgames(self.state, {"min0": tops0, "min1": tops1})
+            stats = self.state.stats
+            stats["witness subgames"] = stats.get("witness subgames", 0) + len(tops0) + len(tops1)
 
     def test_pivot(self, node: int, pivot: tuple[int, int] | None) -> tuple[int, int] | None:
         """TESTPIVOT (Algorithm 8 with the fixes in the module docstring)."""
@@ -169,19 +214,21 @@ class _IntervalHeuristic:
             if counter > min(m, n):
                 return None
             value = self.entry_value(self.entry(node, x, y))
-            for x2 in range(m):
-                e = self.entry(node, x2, y)
-                if x2 != x and value[0] < self.hi_of(e, 0) - self.tol:
-                    if value[0] < self.deviation_value(e, 0)[0] - self.tol:
-                        x = x2
-                        value = self.entry_value(e)
+            column = [self.entry(node, x2, y) for x2 in range(m) if x2 != x]
+            row = [self.entry(node, x, y2) for y2 in range(n) if y2 != y]
+            self.prepare(self.deviation_tops(column, 0, float(value[0])),
+                         self.deviation_tops(row, 1, float(value[1])))
+            for e in column:
+                if value[0] < self.hi_of(e, 0) - self.tol and value[0] < self.entry_value(e)[0] - self.tol:
+                    x = int(g.entry_row[e])
+                    value = self.entry_value(e)
+            row = [self.entry(node, x, y2) for y2 in range(n) if y2 != y]
+            self.prepare([], self.deviation_tops(row, 1, float(value[1])))
             moved = False
-            for y2 in range(n):
-                e = self.entry(node, x, y2)
-                if y2 != y and value[1] < self.hi_of(e, 1) - self.tol:
-                    if value[1] < self.deviation_value(e, 1)[1] - self.tol:
-                        y, moved = y2, True
-                        value = self.entry_value(e)
+            for e in row:
+                if value[1] < self.hi_of(e, 1) - self.tol and value[1] < self.entry_value(e)[1] - self.tol:
+                    y, moved = int(g.entry_col[e]), True
+                    value = self.entry_value(e)
             if not moved:
                 return x, y
 
@@ -199,7 +246,8 @@ class _IntervalHeuristic:
         if g.node_kind[node] == CHANCE:
             self.solve_children_then(node)
             return
-        pivot = get_pivot(*self.entry_bounds(node))
+        flat = int(self.pivot[node])
+        pivot = None if flat < 0 else divmod(flat, g.shape(node)[1])
         if pivot is not None:
             child = int(g.entry_child[self.entry(node, *pivot)])
             if child >= 0:
