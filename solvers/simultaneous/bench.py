@@ -114,13 +114,14 @@ def _timed(solve, game):
     return solution.seconds, certificate.check(game, solution)["ok"]
 
 
-def table_4_2(games: int, lcp_games: int, lcp_timeout: float, seed: int, say) -> dict:
+def table_4_2(games: int, lcp_games: int, lcp_timeout: float, seed: int, say,
+              depths: tuple[int, ...] = (1, 2, 3, 4)) -> dict:
     use_gambit = lcp_games > 0 and _have_pygambit()
     say("\nTable 4.1: nodes of random games (a = 2, depth <= d), ours [thesis]")
     say(f"{'(a,d)':7} {'min SIM':>12} {'min EFG':>12} {'mean SIM':>14} {'mean EFG':>14} "
         f"{'max SIM':>12} {'max EFG':>12}")
     rows = {}
-    for d in (1, 2, 3, 4):
+    for d in depths:
         batch = [variable_game(2, d, seed + k) for k in range(games)]
         sim = [g.num_nodes for g in batch]
         efg = [tree_size(g) for g in batch]
@@ -171,12 +172,13 @@ def table_4_2(games: int, lcp_games: int, lcp_timeout: float, seed: int, say) ->
 TABLE_4_3_ROWS = [(2, d) for d in range(1, 8)] + [(3, d) for d in range(1, 6)]
 
 
-def table_4_3(games: int, quick: bool, seed: int, say) -> dict:
+def table_4_3(games: int, quick: bool, seed: int, say,
+              rows: list[tuple[int, int]] = TABLE_4_3_ROWS) -> dict:
     say("\nTable 4.3: interval heuristic (IH) vs baseline (BL) on full games, seconds, ours [thesis C++]")
     say(f"{'(a,d)':7} {'|H|':>6} {'games':>5} {'min IH':>19} {'mean IH':>19} {'max IH':>19} "
         f"{'min BL':>19} {'mean BL':>19} {'max BL':>19} {'thesis/ours mean IH, BL':>24}")
     out = {}
-    for a, d in TABLE_4_3_ROWS:
+    for a, d in rows:
         thesis = THESIS_4_3[(a, d)]
         count = games
         if quick and thesis[0] > 20_000:
@@ -217,8 +219,9 @@ def main(argv: list[str]) -> int:
         print(line, flush=True)
 
     start = time.perf_counter()
-    baseline.solve(full_game(2, 2, 0))  # warm up imports (scipy, numpy.linalg)
-    interval_heuristic.solve(full_game(2, 2, 0))
+    for a in (2, 3):  # warm up imports and caches (scipy, numpy.linalg, support pairs)
+        baseline.solve(full_game(a, 2, 0))
+        interval_heuristic.solve(full_game(a, 2, 0))
     t42 = table_4_2(games, lcp_games, lcp_timeout, args.seed, say)
     t43 = table_4_3(games, args.quick, args.seed, say)
     say("\nTargets (issue 3):")
