@@ -144,9 +144,16 @@ class GdlBrain:
         else:
             move = self._stored_move(moves, info)
             if move is None:
-                move = self._exact_move(started + (until - started) / 4, info)
-            if move is None:
-                move = self._search_move(until, info)
+                solved = self._try_exact(started + (until - started) / 4,
+                                         self.options.endgame_nodes)
+                # The search runs even when the state is solved: its statistics pick
+                # among equally good moves the one a fallible opponent gets wrong.
+                result = self.search.search(self.state, deadline=until)
+                info.update(playouts=result.playouts, nodes=result.nodes)
+                if isinstance(solved, str):
+                    move = self._search_move(result, info)
+                else:
+                    move = self._exact_move(solved, result, info)
         info["time"] = round(time.monotonic() - started, 3)
         return self.machine.move_to_kif(move), info
 
@@ -190,24 +197,48 @@ class GdlBrain:
             self.exact.clear()
             return "out of memory"
 
-    def _exact_move(self, until: float, info: dict[str, Any]) -> Hashable | None:
-        solved = self._try_exact(until, self.options.endgame_nodes)
-        if isinstance(solved, str):
-            return None
-        info.update(method="exact", value=round(float(solved.exact.value[self.role]), 2),
-                    nodes=solved.nodes)
-        strategy = solved.exact.strategies.get(self.role)
-        moves = solved.moves[self.role]
-        if strategy is None:
-            return moves[0]
-        return moves[_draw(strategy, self.rng)]
+    def _exact_move(self, solved, result, info: dict[str, Any]) -> Hashable:
+        """A move of the solved strategy, exploiting the opponent where it is safe.
+
+        One chooser (turn-based): among the moves that keep the exact value, the one
+        with the best search estimate (e.g. the draw that sets the most traps).
+        Two choosers: the search's prediction of the opponent's move (its most
+        visited, as a decoupled UCT player would choose) is best-responded to with a
+        pure move that still guarantees the value; if none does, the equilibrium mix.
+        """
+        me, moves = self.role, solved.moves
+        value = float(solved.exact.value[me])
+        info.update(method="exact", value=round(value, 2))
+        choosers = [r for r, m in enumerate(moves) if len(m) > 1 and r not in self.chance]
+        strategy = solved.exact.strategies.get(me)
+        if strategy is None or me not in choosers or len(choosers) > 2:
+            return moves[me][0] if strategy is None else moves[me][_draw(strategy, self.rng)]
+
+        def exact_value(choice: dict[int, int]) -> float:
+            joint = [moves[r][choice.get(r, 0)] for r in range(len(moves))]
+            known = self.exact.get(self.machine.next_state(self.state, joint))
+            return -1.0 if known is None else float(known[me])
+
+        estimate = result.mean[me] if result.moves == moves else np.zeros(len(moves[me]))
+        estimate = np.nan_to_num(estimate, nan=-1.0)
+        if len(choosers) == 1:
+            keeps = [i for i in range(len(moves[me])) if exact_value({me: i}) >= value - 1e-6]
+            return moves[me][max(keeps, key=lambda i: (estimate[i], -i))]
+        other = choosers[0] if choosers[1] == me else choosers[1]
+        table = np.array([[exact_value({me: i, other: j}) for j in range(len(moves[other]))]
+                          for i in range(len(moves[me]))])
+        safe = [i for i in range(len(moves[me])) if table[i].min() >= value - 1e-6]
+        if not safe:
+            return moves[me][_draw(strategy, self.rng)]
+        predicted = int(np.argmax(result.visits[other])) if result.moves == moves else 0
+        info["method"] = "exact-exploit"
+        return moves[me][max(safe, key=lambda i: (table[i, predicted], estimate[i], -i))]
 
     # -- search ---------------------------------------------------------------------
 
-    def _search_move(self, until: float, info: dict[str, Any]) -> Hashable:
-        result = self.search.search(self.state, deadline=until)
-        info.update(method="proven" if result.proven else "mcts", playouts=result.playouts,
-                    nodes=result.nodes, value=round(float(result.value[self.role]), 2))
+    def _search_move(self, result, info: dict[str, Any]) -> Hashable:
+        info.update(method="proven" if result.proven else "mcts",
+                    value=round(float(result.value[self.role]), 2))
         strategy = result.strategy[self.role]
         choosers = sum(len(m) > 1 for r, m in enumerate(result.moves) if r not in self.chance)
         if result.proven or (choosers > 1 and self.options.simultaneous == "rm"):

@@ -161,3 +161,14 @@ def test_tree_is_reused_and_pruned() -> None:
     assert search.nodes < 400  # only the subtree below the new root was kept
     with pytest.raises(ValueError):
         search.search(later)
+
+
+def test_matrix_game_against_an_independent_check() -> None:
+    rng = np.random.default_rng(4)
+    for _ in range(30):
+        payoff = rng.integers(0, 5, size=(rng.integers(1, 6), rng.integers(1, 6))) * 25.0
+        x, y, value = solve_matrix_game(payoff)
+        # certificate: neither player gains by deviating to any pure strategy
+        assert (x @ payoff).min() >= value - 1e-6
+        assert (payoff @ y).max() <= value + 1e-6
+        assert x.sum() == pytest.approx(1) and y.sum() == pytest.approx(1)

@@ -103,7 +103,8 @@ class SearchResult:
     playouts: int
     elapsed: float
     nodes: int
-    visits: tuple[np.ndarray, ...] = field(default_factory=tuple)
+    visits: tuple[np.ndarray, ...] = field(default_factory=tuple)  # per role and move
+    mean: tuple[np.ndarray, ...] = field(default_factory=tuple)  # mean goal per move (NaN: unvisited)
 
     def best_move(self, role: int) -> Hashable:
         """The most probable move of ``role`` (ties: first in the machine's order)."""
@@ -305,9 +306,12 @@ class MCTS:
 
     def _result(self, root: _Node, playouts: int, elapsed: float) -> SearchResult:
         shape = root.shape
-        strategies, visits = [], []
+        strategies, visits, means = [], [], []
         for r in range(self._n_roles):
             visits.append(np.array(root.visits.get(r, [0] * shape.sizes[r]), dtype=float))
+            totals = np.array(root.totals.get(r, [0.0] * shape.sizes[r]))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means.append(np.where(visits[-1] > 0, 100.0 * totals / visits[-1], np.nan))
             strategies.append(self._root_strategy(root, r))
         if root.exact is not None:
             value = root.exact.value.copy()
@@ -317,7 +321,7 @@ class MCTS:
             value = np.full(self._n_roles, np.nan)
         return SearchResult(tuple(root.moves), tuple(strategies), value,
                             root.exact is not None, playouts, elapsed, len(self._table),
-                            tuple(visits))
+                            tuple(visits), tuple(means))
 
     def _root_strategy(self, root: _Node, role: int) -> np.ndarray:
         size = root.shape.sizes[role]
