@@ -38,7 +38,6 @@ import numpy as np
 from solvers.errors import FormatError, Location, UnsupportedGame
 
 TERMINAL, CHANCE, PLAYER = 0, 1, 2
-KIND_NAMES = {TERMINAL: "terminal", CHANCE: "chance", PLAYER: "player"}
 
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?(\d+))?|[+-]?\d+/\d+")
 
@@ -245,19 +244,22 @@ def build_game(title: str, player_names: Sequence[str], nodes: list[RawNode],
     keys = list(key_ids)
 
     depth, order = _depths(parent, children, child_start, n)
-    ranks = _Ranking(nodes, first_node, key_ids, keys, player, node_infoset, parent, action,
-                     depth, order, num_players, infoset_names)
-    recall_problem = ranks.recall_problem
+    counts = np.array([len(nodes[i].actions) for i in first_node], dtype=np.int64)
+    old_start = np.zeros(len(first_node) + 1, dtype=np.int64)
+    np.cumsum(counts, out=old_start[1:])
+    old_last_seq = _last_sequences(player, node_infoset, parent, action, depth, order,
+                                   old_start, num_players)
+    level = _levels(old_last_seq, first_node, player, node_infoset, depth, counts, num_players)
+    recall_problem = _recall_problem(old_last_seq, first_node, player, node_infoset,
+                                     [infoset_names.get(k, str(k)) for k in keys])
 
     # final information-set order: by player, then level, then first appearance
-    perm = sorted(range(len(keys)), key=lambda j: (nodes[first_node[j]].player, ranks.level[j], j))
+    perm = sorted(range(len(keys)), key=lambda j: (nodes[first_node[j]].player, level[j], j))
     new_id = np.empty(len(keys), dtype=np.int64)
     new_id[perm] = np.arange(len(keys))
-    counts = np.array([len(nodes[first_node[j]].actions) for j in perm], dtype=np.int64)
+    counts = counts[perm]
     action_start = np.zeros(len(perm) + 1, dtype=np.int64)
     np.cumsum(counts, out=action_start[1:])
-    old_start = np.zeros(len(keys) + 1, dtype=np.int64)
-    np.cumsum([len(nodes[first_node[j]].actions) for j in range(len(keys))], out=old_start[1:])
     # map a provisional global action to the final one
     remap = np.empty(int(old_start[-1]), dtype=np.int64)
     for j in range(len(keys)):
@@ -265,7 +267,7 @@ def build_game(title: str, player_names: Sequence[str], nodes: list[RawNode],
         remap[old_start[j]:old_start[j + 1]] = np.arange(action_start[nj], action_start[nj + 1])
     seq_map = np.concatenate([np.arange(num_players), num_players + remap])
 
-    last_seq = seq_map[ranks.last_seq]
+    last_seq = seq_map[old_last_seq]
     has_set = node_infoset >= 0
     node_infoset[has_set] = new_id[node_infoset[has_set]]
     infoset_parent_seq = np.array([last_seq[first_node[j], nodes[first_node[j]].player]
@@ -280,7 +282,7 @@ def build_game(title: str, player_names: Sequence[str], nodes: list[RawNode],
         node_action=action, node_depth=depth, child_start=child_start, children=children,
         edge_prob=edge_prob, node_payoff=payoff, node_utility=utility,
         infoset_player=np.array([nodes[first_node[j]].player for j in perm], dtype=np.int64),
-        infoset_level=np.array([ranks.level[j] for j in perm], dtype=np.int64),
+        infoset_level=level[perm],
         infoset_action_start=action_start, infoset_parent_seq=infoset_parent_seq,
         infoset_names=[infoset_names.get(keys[j], str(keys[j])) for j in perm],
         infoset_actions=[nodes[first_node[j]].actions for j in perm],
@@ -338,52 +340,60 @@ def _chance_reach_and_utility(order: np.ndarray, depth: np.ndarray, parent: np.n
     return reach, utility
 
 
-class _Ranking:
-    """Own-sequence bookkeeping: each node's last sequence per player, infoset levels.
+def _last_sequences(player: np.ndarray, node_infoset: np.ndarray, parent: np.ndarray,
+                    action: np.ndarray, depth: np.ndarray, order: np.ndarray,
+                    action_start: np.ndarray, num_players: int) -> np.ndarray:
+    """(nodes x players): each player's last own sequence on the path to each node.
 
-    Works in the provisional numbering (infosets by first appearance, actions
-    ``old_start[j] + a``) and records the first perfect-recall violation found.
+    Sequence ids are global (``p`` = empty, ``num_players + action_start[I] + a``) in
+    the numbering of ``node_infoset``/``action_start``.
     """
-
-    def __init__(self, nodes: list[RawNode], first_node: list[int], key_ids: dict,
-                 keys: list, player: np.ndarray, node_infoset: np.ndarray, parent: np.ndarray,
-                 action: np.ndarray, depth: np.ndarray, order: np.ndarray, num_players: int,
-                 infoset_names: dict) -> None:
-        counts = [len(nodes[i].actions) for i in first_node]
-        old_start = np.zeros(len(first_node) + 1, dtype=np.int64)
-        np.cumsum(counts, out=old_start[1:])
-        n = len(nodes)
-        last = np.empty((n, num_players), dtype=np.int64)
-        last[0] = np.arange(num_players)
-        rest = order[1:]
-        par = parent[rest]
+    last = np.empty((len(player), num_players), dtype=np.int64)
+    last[0] = np.arange(num_players)
+    rest = order[1:]
+    for lo, hi in _depth_blocks(depth[rest]):
+        kids = rest[lo:hi]
+        par = parent[kids]
         # copy each parent's row, then overwrite the acting player's column
-        for lo, hi in _depth_blocks(depth[rest]):
-            kids, ps = rest[lo:hi], par[lo:hi]
-            last[kids] = last[ps]
-            acted = player[ps] >= 0
-            kids_a, ps_a = kids[acted], ps[acted]
-            last[kids_a, player[ps_a]] = num_players + old_start[node_infoset[ps_a]] + action[kids_a]
-        self.last_seq = last
-        self.recall_problem: str | None = None
-        seq_infoset = np.repeat(np.arange(len(first_node)), counts)
-        level = [0] * len(first_node)
-        # infosets in order of first appearance by depth so parents come first
-        by_depth = sorted(range(len(first_node)), key=lambda j: (depth[first_node[j]], j))
-        for j in by_depth:
-            ps = last[first_node[j], player[first_node[j]]]
-            level[j] = 0 if ps < num_players else level[seq_infoset[ps - num_players]] + 1
-        self.level = level
-        is_player = player >= 0
-        nodes_p = np.flatnonzero(is_player)
-        mine = last[nodes_p, player[nodes_p]]
-        expected = np.array([last[i, player[i]] for i in first_node], dtype=np.int64)
-        bad = nodes_p[mine != expected[node_infoset[nodes_p]]]
-        if len(bad):
-            j = int(node_infoset[bad[0]])
-            self.recall_problem = (f"information set {infoset_names.get(keys[j], str(keys[j]))!r} of "
-                                   f"player {int(player[bad[0]]) + 1} is reached after different "
-                                   "own histories")
+        last[kids] = last[par]
+        acted = player[par] >= 0
+        kids, par = kids[acted], par[acted]
+        last[kids, player[par]] = num_players + action_start[node_infoset[par]] + action[kids]
+    return last
+
+
+def _levels(last: np.ndarray, first_node: list[int], player: np.ndarray,
+            node_infoset: np.ndarray, depth: np.ndarray, counts: np.ndarray,
+            num_players: int) -> np.ndarray:
+    """Number of own earlier decisions before each information set.
+
+    With perfect recall every node of a set lies below a node of its parent set, so
+    visiting sets by their shallowest node sees parents first.
+    """
+    level = np.zeros(len(first_node), dtype=np.int64)
+    if not len(first_node):
+        return level
+    shallowest = np.full(len(first_node), np.iinfo(np.int64).max)
+    members = np.flatnonzero(node_infoset >= 0)
+    np.minimum.at(shallowest, node_infoset[members], depth[members])
+    seq_infoset = np.repeat(np.arange(len(first_node)), counts)
+    for j in np.argsort(shallowest, kind="stable").tolist():
+        own = last[first_node[j], player[first_node[j]]]
+        level[j] = 0 if own < num_players else level[seq_infoset[own - num_players]] + 1
+    return level
+
+
+def _recall_problem(last: np.ndarray, first_node: list[int], player: np.ndarray,
+                    node_infoset: np.ndarray, names: list[str]) -> str | None:
+    """The first information set whose nodes follow different own histories, if any."""
+    members = np.flatnonzero(player >= 0)
+    mine = last[members, player[members]]
+    expected = np.array([last[i, player[i]] for i in first_node], dtype=np.int64)
+    bad = members[mine != expected[node_infoset[members]]]
+    if not len(bad):
+        return None
+    return (f"information set {names[int(node_infoset[bad[0]])]!r} of player "
+            f"{int(player[bad[0]]) + 1} is reached after different own histories")
 
 
 def _depth_blocks(depths: np.ndarray) -> list[tuple[int, int]]:
