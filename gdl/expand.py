@@ -220,7 +220,7 @@ class _Explorer:
         now = time.perf_counter()
         elapsed = now - self.start
         if budget.time_limit is not None and elapsed >= budget.time_limit:
-            raise LimitReached(f"expansion stopped: the time limit of {budget.time_limit:g} s "
+            raise LimitReached(f"expansion stopped: the time limit of {budget.time_limit:.3g} s "
                                f"was reached with {found:,} states found (raise --time-limit)")
         if budget.memory_mb is not None:
             used = _resident_mb() - self.base_memory
