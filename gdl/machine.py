@@ -256,7 +256,8 @@ def load_machine(source: str | Path | list[Rule], *, engine: str = "auto",
     if engine not in ENGINES:
         raise GameError(f"unknown engine {engine!r} (one of {', '.join(ENGINES)})")
     rules, game_name = read_rules(source, name)
-    validate(rules)
+    validate(rules, str(source) if isinstance(source, Path) or (
+        isinstance(source, str) and "(" not in source and ";" not in source) else None)
     reason: str | None = None
     if engine in ("auto", "compiled"):
         factory = _compiled_factory()
