@@ -7,7 +7,7 @@ invariant 2, so the size is the number of reachable states, not of histories):
 1. The players are the roles other than ``random``; exactly two are supported
    (else :class:`~solvers.errors.UnsupportedGame`). A ``random`` role is nature
    and plays each of its legal moves with equal probability (GDL-II).
-2. Depth-first from the root state with a table state -> index. For each
+2. Breadth-first from the root state with a table state -> index. For each
    non-terminal state the legal moves of every role are computed once, then the
    next state of every joint move (player 0's move x player 1's move x nature's
    move). A role with one legal move is a 1-action side of the matrix, so
@@ -17,8 +17,8 @@ invariant 2, so the size is the number of reachable states, not of histories):
    state's goals add to the same number.
 4. An entry where nature has k > 1 legal moves leads to a chance node over the k
    next states, each with probability 1/k.
-5. The DFS post-order is a reverse topological order of the DAG; a state met
-   again while it is on the DFS path is a cycle, which a finite game cannot have.
+5. The model orders the nodes bottom-up (levels); a cycle of states, which a
+   finite game cannot have, is reported with one of its states.
 6. Budgets (states found, seconds, resident memory) are checked as states are
    found and stop the expansion with :class:`~solvers.errors.LimitReached`;
    progress lines (states found, states/s) are printed during long expansions.
@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from gdl.machine import Move, State, StateMachine
-from solvers.errors import LimitReached, UnsupportedGame
+from solvers.errors import LimitReached, UnsupportedGame, ValidationError
 from solvers.simultaneous.model import CHANCE, DECISION, TERMINAL, SimultaneousGame
 
 NATURE = "random"
@@ -74,7 +74,6 @@ class StateGraph:
     moves: list[tuple[tuple[Move, ...], ...] | None] = field(default_factory=list)
     successors: list[np.ndarray | None] = field(default_factory=list)
     payoffs: dict[int, tuple[float, float]] = field(default_factory=dict)
-    order: list[int] = field(default_factory=list)   # non-terminal, children first
     seconds: float = 0.0
 
     @property
@@ -123,7 +122,7 @@ def expand_states(machine: StateMachine, root: State | None = None, *,
 
 
 class _Explorer:
-    """The depth-first search of :func:`expand_states` with its budget checks."""
+    """The breadth-first search of :func:`expand_states` with its budget checks."""
 
     def __init__(self, graph: StateGraph, budget: Budget,
                  progress: Callable[[str], None] | None) -> None:
@@ -147,28 +146,15 @@ class _Explorer:
         self._number(root)
         if graph.moves[0] is None:
             raise UnsupportedGame("the root state is terminal: there is nothing to solve")
-        self._expand(0)
-        # Frames: [state number, its successor numbers, position of the next child].
-        stack: list[list] = [[0, graph.successors[0].ravel().tolist(), 0]]
-        on_path = {0}
-        while stack:
-            frame = stack[-1]
-            s, children, position = frame
-            while position < len(children):
-                child = children[position]
-                position += 1
-                if child in on_path:
-                    raise UnsupportedGame(self._cycle_message(child))
-                if graph.successors[child] is None and graph.moves[child] is not None:
-                    self._expand(child)
-                    frame[2] = position
-                    on_path.add(child)
-                    stack.append([child, graph.successors[child].ravel().tolist(), 0])
-                    break
-            else:
-                stack.pop()
-                on_path.discard(s)
-                graph.order.append(s)
+        # Breadth first: states are expanded in the order they are numbered, so the
+        # list of states is the work queue.
+        moves = graph.moves
+        expand_one = self._expand
+        s = 0
+        while s < len(moves):
+            if moves[s] is not None:
+                expand_one(s)
+            s += 1
         graph.seconds = time.perf_counter() - self.start
         if self.progress is not None and graph.seconds >= PROGRESS_SECONDS:
             self._report()
@@ -201,16 +187,20 @@ class _Explorer:
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             self._check_budget()
         state = graph.states[number]
-        moves = graph.moves[number]
-        per_slot = [moves[r] for r in self.slots]  # type: ignore[index]
-        index = self.index
+        per_slot = [graph.moves[number][r] for r in self.slots]  # type: ignore[index]
+        get = self.index.get
+        new = self._number
         next_state = graph.machine.next_state
-        slots = None if self.in_role_order else self.slots
+        if self.in_role_order:
+            joints = itertools.product(*per_slot)
+        else:
+            joints = (_reorder(combo, self.slots) for combo in itertools.product(*per_slot))
         numbers = []
-        for combo in itertools.product(*per_slot):
-            child = next_state(state, combo if slots is None else _reorder(combo, slots))
-            found = index.get(child)
-            numbers.append(self._number(child) if found is None else found)
+        append = numbers.append
+        for joint in joints:
+            child = next_state(state, joint)
+            found = get(child)
+            append(new(child) if found is None else found)
         shape = (len(per_slot[0]), len(per_slot[1]), len(per_slot[2]) if len(per_slot) > 2 else 1)
         graph.successors[number] = np.array(numbers, dtype=np.int64).reshape(shape)
 
@@ -237,11 +227,6 @@ class _Explorer:
         found = len(self.graph.states)
         self.progress(f"expand: {found:,} states found, {found / max(elapsed, 1e-9):,.0f} "
                       f"states/s, {elapsed:.1f} s")  # type: ignore[misc]
-
-    def _cycle_message(self, number: int) -> str:
-        facts = " ".join(self.graph.machine.state_to_kif(self.graph.states[number])[:12])
-        return ("the game's states form a cycle (a state repeats on a path, so the game "
-                f"need not end); first repeated state: {{{facts}}}")
 
 
 def _reorder(combo: tuple[Move, ...], slots: Sequence[int]) -> tuple[Move, ...]:
@@ -349,14 +334,44 @@ def build_game(graph: StateGraph) -> Expansion:
         entry_child.append(state_node[flat])
         entry_payoff.append(payoff_of[flat])
         entry_prob.append(np.repeat(1.0 / sizes, sizes))
-    game = SimultaneousGame.from_arrays(
-        np.concatenate(num_actions), np.concatenate(entry_child),
-        np.concatenate(entry_payoff), node_kind=np.concatenate(node_kind),
-        entry_prob=np.concatenate(entry_prob), root=0,
-        player_names=[graph.machine.roles[p] for p in graph.players],
-        action_labels=_action_labels(graph, nonterminal, len(chance_outcomes)))
+    try:
+        game = SimultaneousGame.from_arrays(
+            np.concatenate(num_actions), np.concatenate(entry_child),
+            np.concatenate(entry_payoff), node_kind=np.concatenate(node_kind),
+            entry_prob=np.concatenate(entry_prob), root=0,
+            player_names=[graph.machine.roles[p] for p in graph.players],
+            action_labels=_action_labels(graph, nonterminal, len(chance_outcomes)))
+    except ValidationError as exc:
+        # By construction every entry is set, payoffs are finite and action sets
+        # non-empty: what the model refuses is a cycle.
+        raise UnsupportedGame(_cycle_message(graph, exc)) from None
     node_state = np.concatenate([nonterminal, np.full(len(chance_outcomes), -1)])
     return Expansion(game, graph, node_state, state_node)
+
+
+def _cycle_message(graph: StateGraph, error: ValidationError) -> str:
+    """Name a state on a cycle of the state graph (iterative DFS with colours)."""
+    colour = [0] * graph.n_states        # 0 new, 1 on the path, 2 done
+    shown = f"({error.message})"
+    stack = [(0, iter(graph.successors[0].ravel().tolist()))]  # type: ignore[union-attr]
+    colour[0] = 1
+    while stack:
+        s, children = stack[-1]
+        for child in children:
+            if colour[child] == 1:
+                facts = " ".join(graph.machine.state_to_kif(graph.states[child])[:12])
+                shown = f"a repeated state: {{{facts}}}"
+                stack = []
+                break
+            successors = graph.successors[child]
+            if colour[child] == 0 and successors is not None:
+                colour[child] = 1
+                stack.append((child, iter(successors.ravel().tolist())))
+                break
+        else:
+            colour[s] = 2
+            stack.pop()
+    return f"the game's states form a cycle, so the game need not end; {shown}"
 
 
 def _action_labels(graph: StateGraph, nonterminal: np.ndarray,

@@ -89,7 +89,6 @@ def test_tictactoe_states_match_the_reference(tictactoe) -> None:
     assert game.shape(0) == (9, 9)
     assert game.actions(0, 0)[0] == "(mark 1 1)"
     assert tictactoe.player_roles == ("p0", "p1")
-    assert len(graph.order) == 7_950 and graph.order[-1] == 0  # post-order: root last
 
 
 def test_tictactoe_entries_follow_the_rules(tictactoe) -> None:
@@ -196,5 +195,5 @@ def test_three_players_are_not_supported() -> None:
 
 
 def test_a_cycle_is_reported() -> None:
-    with pytest.raises(UnsupportedGame, match="cycle"):
+    with pytest.raises(UnsupportedGame, match=r"cycle.*repeated state: \{(on|off)\}"):
         expand(load_machine(CYCLE))
