@@ -42,7 +42,8 @@ class CFR:
         self.policy_sum = np.zeros(self.form.A)
         self.sigma = self.form.uniform.copy()
         self.iteration = 0
-        self._x = np.ones(self.form.S)
+        # realization plans of the current strategy, refreshed per player as it changes
+        self._x = self.form.realization(self.sigma)
 
     def iterate(self, iterations: int = 1) -> None:
         form = self.form
@@ -50,7 +51,7 @@ class CFR:
         for _ in range(iterations):
             self.iteration += 1
             for p in range(P):
-                x = form.realization(self.sigma, out=self._x)
+                x = self._x
                 weights = form.terminal_weights(x, p, self.chance_weights())
                 v, infoset_value = form.counterfactual_values(p, self.sigma, weights)
                 a = form.player_actions[p]
@@ -58,6 +59,7 @@ class CFR:
                 self.policy_sum[a] += self.average_weight() * x[P + a.start:P + a.stop]
                 self.after_update(a)
                 form.regret_matching(p, self.regret, self.sigma)
+                form.realization(self.sigma, out=x, players=range(p, p + 1))
 
     def chance_weights(self) -> np.ndarray | None:
         """Chance reach of every terminal for this pass (``None``: the exact one)."""

@@ -54,6 +54,7 @@ class SequenceForm:
         self.terminal_seq = game.terminal_seq
         self.terminal_utility = np.ascontiguousarray(game.terminal_utility.T)
         self.terminal_chance = game.terminal_chance
+        self.chance_utility = self.terminal_utility * self.terminal_chance
         self.blocks: list[list[Block]] = []
         self.player_actions: list[slice] = []
         self.player_infosets: list[slice] = []
@@ -97,7 +98,7 @@ class SequenceForm:
     def terminal_weights(self, x: np.ndarray, player: int,
                          chance: np.ndarray | None = None) -> np.ndarray:
         """``chance(z) * u_player(z) * prod_{q != player} x_q(z)`` for every terminal."""
-        w = (self.terminal_chance if chance is None else chance) * self.terminal_utility[player]
+        w = self.chance_utility[player] if chance is None else chance * self.terminal_utility[player]
         for q in range(self.P):
             if q != player:
                 w = w * x[self.terminal_seq[q]]
