@@ -137,3 +137,18 @@ def test_any_small_integer_game(m, n, data):
     x, y, v, _ = solve_matrix(u0, u1, data.draw(st.sampled_from(["first", "welfare", "max1"])))
     assert deviation_gain(u0, u1, x, y) <= 1e-9
     assert v == pytest.approx([x @ u0 @ y, x @ u1 @ y])
+
+
+@pytest.mark.parametrize("kind", ["uniform", "degenerate"])
+def test_single_game_path_matches_the_batch(kind):
+    rng = np.random.default_rng(9)
+    for m, n in [(2, 2), (3, 3), (2, 4), (4, 4)]:
+        u0, u1 = _random_games(rng, 60, m, n, kind)
+        for selection in ("first", "welfare", "min0"):
+            batch = solve_batch(u0, u1, selection)
+            for g in range(len(u0)):
+                one = solve_batch(u0[g:g + 1], u1[g:g + 1], selection)
+                # identical choices; mixed ones may differ in the last bit (other batch shapes)
+                assert np.allclose(one.x[0], batch.x[g], rtol=0, atol=1e-12)
+                assert np.allclose(one.y[0], batch.y[g], rtol=0, atol=1e-12)
+                assert np.allclose(one.values[0], batch.values[g], rtol=0, atol=1e-12)

@@ -26,7 +26,7 @@ from .closed_form import solve_2x2
 from .lp import solve_lp
 from .mip import solve_mip
 from .pure import pure_equilibrium_mask, select_pure, tolerance
-from .selection import check_selection
+from .selection import check_selection, score
 from .support_enumeration import support_enumeration, support_pairs
 
 PURE, CLOSED_FORM, SUPPORT, LP, MIP = range(5)
@@ -84,12 +84,44 @@ def polish(u0: np.ndarray, u1: np.ndarray, x: np.ndarray, y: np.ndarray
     return x, y
 
 
+def _single_pure(u0: np.ndarray, u1: np.ndarray, selection: str) -> MatrixSolutions | None:
+    """The pure-equilibrium step for one small game in plain Python (numpy's per-call
+    overhead dominates tiny matrices); the same rule and tolerance as the batched path."""
+    a0, a1 = u0[0].tolist(), u1[0].tolist()
+    m, n = len(a0), len(a0[0])
+    tol = 1e-9 * max(1.0, max(max(abs(v) for v in r) for r in a0), max(max(abs(v) for v in r) for r in a1))
+    col_max = [max(a0[i][j] for i in range(m)) - tol for j in range(n)]
+    best, pick = None, None
+    for i in range(m):
+        row_max = max(a1[i]) - tol
+        for j in range(n):
+            if a0[i][j] >= col_max[j] and a1[i][j] >= row_max:
+                if selection == "first":
+                    pick = (i, j)
+                    break
+                rank = float(score(selection, np.float64(a0[i][j]), np.float64(a1[i][j])))
+                if best is None or rank > best:
+                    best, pick = rank, (i, j)
+        if pick is not None and selection == "first":
+            break
+    if pick is None:
+        return None
+    i, j = pick
+    x, y = np.zeros((1, m)), np.zeros((1, n))
+    x[0, i] = y[0, j] = 1.0
+    return MatrixSolutions(x, y, np.array([[a0[i][j], a1[i][j]]]), np.zeros(1, dtype=np.int8))
+
+
 def solve_batch(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> MatrixSolutions:
     """Equilibria of a stack of games [b, m, n] (see the module docstring)."""
     check_selection(selection)
     u0 = np.asarray(u0, dtype=np.float64)
     u1 = np.asarray(u1, dtype=np.float64)
     b, m, n = u0.shape
+    if b == 1 and m * n <= 16:
+        single = _single_pure(u0, u1, selection)
+        if single is not None:
+            return single
     tol = tolerance(u0, u1)
     x, y = np.zeros((b, m)), np.zeros((b, n))
     values = np.zeros((b, 2))

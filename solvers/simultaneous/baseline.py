@@ -48,6 +48,11 @@ class SolverState:
         self.strategy = (np.zeros(int(game.action_start[0, -1])),
                          np.zeros(int(game.action_start[1, -1])))
         self.stats: dict[str, int] = {}
+        self.has_chance = bool((game.node_kind == CHANCE).any())
+        shapes = game.num_actions[game.node_kind != CHANCE]
+        self.single_shape = (int(shapes[0, 0]), int(shapes[0, 1])) \
+            if len(shapes) and (shapes == shapes[0]).all() else None
+        self.scratch = np.zeros(game.num_nodes, dtype=bool)  # all False between uses
 
     def matrices(self, nodes: np.ndarray, n0: int, n1: int) -> tuple[np.ndarray, np.ndarray]:
         """[k, n0, n1] payoff matrices of same-shape nodes, children's values propagated."""
@@ -61,7 +66,7 @@ class SolverState:
     def solve_level(self, nodes: np.ndarray, selection: str | None = None) -> None:
         """Solve nodes whose children are all solved (GETEQUILIBRIUM per node)."""
         g = self.game
-        chance = nodes[g.node_kind[nodes] == CHANCE]
+        chance = nodes[g.node_kind[nodes] == CHANCE] if self.has_chance else nodes[:0]
         if chance.size:
             idx = concat_ranges(g.entry_start[chance], np.diff(g.entry_start)[chance])
             child = g.entry_child[idx]
@@ -71,12 +76,8 @@ class SolverState:
             for p in (0, 1):
                 self.values[chance, p] = np.bincount(owner, weights=vals[:, p],
                                                      minlength=chance.size)
-        decision = nodes[g.node_kind[nodes] != CHANCE]
-        shapes = g.num_actions[decision]
-        codes = shapes[:, 0].astype(np.int64) * (1 << 20) + shapes[:, 1]
-        for code in np.unique(codes):
-            group = decision[codes == code]
-            n0, n1 = int(code >> 20), int(code & ((1 << 20) - 1))
+        decision = nodes[g.node_kind[nodes] != CHANCE] if self.has_chance else nodes
+        for group, (n0, n1) in self.shape_groups(decision):
             u0, u1 = self.matrices(group, n0, n1)
             sol = solve_batch(u0, u1, selection or self.selection)
             self.strategy[0][g.action_start[0][group][:, None] + np.arange(n0)] = sol.x
@@ -85,23 +86,38 @@ class SolverState:
             self.method[group] = sol.method
         self.solved[nodes] = True
 
+    def shape_groups(self, nodes: np.ndarray):
+        """(nodes of one shape, (n0, n1)) for the decision ``nodes``."""
+        if nodes.size == 0:
+            return
+        if self.single_shape is not None:
+            yield nodes, self.single_shape
+            return
+        shapes = self.game.num_actions[nodes]
+        codes = shapes[:, 0].astype(np.int64) * (1 << 20) + shapes[:, 1]
+        for code in np.unique(codes):
+            yield nodes[codes == code], (int(code >> 20), int(code & ((1 << 20) - 1)))
+
     def unsolved_below(self, tops: np.ndarray) -> np.ndarray:
         """The unsolved nodes of the subgames rooted at ``tops`` (including unsolved tops)."""
         g = self.game
-        seen = np.zeros(g.num_nodes, dtype=bool)
+        seen = self.scratch
         frontier = np.unique(tops)
         frontier = frontier[~self.solved[frontier]]
         seen[frontier] = True
         found = [frontier]
         while frontier.size:
             idx = concat_ranges(g.entry_start[frontier], np.diff(g.entry_start)[frontier])
-            kids = np.unique(g.entry_child[idx])
+            kids = g.entry_child[idx]
             kids = kids[kids >= 0]
             kids = kids[~self.solved[kids] & ~seen[kids]]
-            seen[kids] = True
+            seen[kids] = True  # marks before dedup, so repeated kids appear once below
+            kids = np.unique(kids)
             found.append(kids)
             frontier = kids
-        return np.concatenate(found)
+        nodes = np.concatenate(found)
+        seen[nodes] = False
+        return nodes
 
 
 def solve_nodes(state: SolverState, nodes: np.ndarray, progress: Progress | None = None,
@@ -117,7 +133,10 @@ def solve_nodes(state: SolverState, nodes: np.ndarray, progress: Progress | None
     for level in np.split(nodes, np.flatnonzero(np.diff(heights)) + 1):
         rest = level
         for selection, special in (tops or {}).items():
-            chosen = np.isin(rest, special)
+            mark = state.scratch
+            mark[special] = True
+            chosen = mark[rest]
+            mark[special] = False
             if chosen.any():
                 state.solve_level(rest[chosen], selection)
                 rest = rest[~chosen]
