@@ -129,3 +129,14 @@ def test_outcome_sampling_converges_on_kuhn():
     result = nash_conv(game, run.average_strategy())
     assert result.nash_conv < 0.1
     assert result.values[0] == pytest.approx(-1 / 18, abs=0.02)
+
+
+def test_bench_cfr_reports_speed_and_the_openspiel_nash_conv(capsys):
+    folder = shared_path("efg")
+    rows = run_json(capsys, ["bench", "cfr", "--games", "kuhn", "--iterations", "100",
+                             "--no-peers", "--json", "--efg-dir", str(folder)])
+    assert [(r["game"], r["solver"]) for r in rows] == [("kuhn", "cfr"), ("kuhn", "cfr+")]
+    # OpenSpiel 2.0.2's C++ solvers after 100 iterations (see test_extensive_solvers)
+    assert rows[0]["nash_conv"] == pytest.approx(0.016451954631830412, rel=1e-9)
+    assert rows[1]["nash_conv"] == pytest.approx(0.002388808202223369, rel=1e-9)
+    assert all(r["it_per_s"] > 0 for r in rows)

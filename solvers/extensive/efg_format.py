@@ -25,6 +25,7 @@ writing back.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
@@ -92,7 +93,7 @@ class _Tokens:
 
     def string(self, what: str) -> str:
         raw = self.next("string", what).text[1:-1]
-        return re.sub(r"\\(.)", r"\1", raw)
+        return re.sub(r"\\(.)", r"\1", raw) if "\\" in raw else raw
 
     def integer(self, what: str) -> int:
         token = self.next("number", what)
@@ -181,8 +182,8 @@ class _EfgReader:
         if t.peek() is None:
             raise t.error("the game has no nodes")
         self._read_tree()
-        names = {key: self._infoset_name(key) for key in self.infosets if key[0] > 0}
-        return build_game(title, self.players, self.nodes, names, t.filename, comment)
+        return build_game(title, self.players, self.nodes, self._infoset_names(), t.filename,
+                          comment)
 
     def _read_tree(self) -> None:
         t = self.t
@@ -302,12 +303,13 @@ class _EfgReader:
         if number != 0 and declared is not None:
             node.outcome_name, node.payoff = declared
 
-    def _infoset_name(self, key: tuple[int, int]) -> str:
-        """A whitespace-free, unique display name for a personal information set."""
-        name = re.sub(r"\s+", "_", self.infosets[key][0])
-        clash = sum(1 for k, v in self.infosets.items()
-                    if k[0] > 0 and re.sub(r"\s+", "_", v[0]) == name) > 1
-        return f"P{key[0]}.{key[1]}" if not name or clash else name
+    def _infoset_names(self) -> dict[tuple[int, int], str]:
+        """Whitespace-free, unique display names of the personal information sets."""
+        cleaned = {key: re.sub(r"\s+", "_", value[0])
+                   for key, value in self.infosets.items() if key[0] > 0}
+        uses = Counter(cleaned.values())
+        return {key: name if name and uses[name] == 1 else f"P{key[0]}.{key[1]}"
+                for key, name in cleaned.items()}
 
 
 def _describe(description: tuple[str, tuple[str, ...], tuple[Fraction, ...]]) -> str:
