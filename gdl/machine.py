@@ -33,7 +33,7 @@ from gdl.prover import (
     to_value,
     value_to_kif,
 )
-from gdl.terms import Fn, Rule, term_to_kif
+from gdl.terms import Fn, Rule, Spelling, term_to_kif
 from solvers.errors import GameError, GameRuntimeError
 
 State = Hashable
@@ -93,9 +93,9 @@ class StateMachine(ABC):
     def state_from_kif(self, facts: list[str]) -> State: ...
 
 
-def _ground_value(kif: str) -> Value:
-    """The value of a ground KIF term; GameError if it is not one."""
-    term = parse_term(kif)
+def _ground_value(kif: str, spelling: Spelling) -> Value:
+    """The value of a ground KIF term in the rules' spelling; GameError if not ground."""
+    term = spelling.term(parse_term(kif))
     try:
         return to_value(term)
     except GameError:
@@ -110,6 +110,9 @@ class GeneralMachine(StateMachine):
 
     def __init__(self, rules: Sequence[Rule], name: str = "game") -> None:
         self.name = name
+        self._spelling = Spelling(list(rules))
+        if self._spelling.mixed:
+            rules = self._spelling.rules(list(rules))
         self.program = Program(rules)
         role_terms = [r.head.args[0] for r in rules
                       if r.is_fact and isinstance(r.head, Fn) and r.head.name == "role"
@@ -199,14 +202,14 @@ class GeneralMachine(StateMachine):
         return value_to_kif(move)  # type: ignore[arg-type]
 
     def parse_move(self, kif: str, role: int) -> Move:
-        return _ground_value(kif)
+        return _ground_value(kif, self._spelling)
 
     def state_to_kif(self, state: State) -> list[str]:
         facts = self._facts
         return sorted(value_to_kif(facts[i]) for i in state)  # type: ignore[attr-defined]
 
     def state_from_kif(self, facts: list[str]) -> State:
-        return self._state([_ground_value(f) for f in facts])
+        return self._state([_ground_value(f, self._spelling) for f in facts])
 
     def _describe(self, state: State) -> str:
         facts = self.state_to_kif(state)

@@ -139,3 +139,59 @@ def atom_name(atom: Atom) -> str:
 def atom_args(atom: Atom) -> tuple[Term, ...]:
     """The arguments of an atom (empty for a 0-ary atom)."""
     return atom.args if isinstance(atom, Fn) else ()
+
+
+class Spelling:
+    """One spelling per symbol whatever its case, the first one written in the rules.
+
+    KIF symbols are case-insensitive and real games mix spellings (corpus
+    ``alexChess`` writes ``nextFile`` and ``nextfile``); reasoning over respelled
+    rules treats them as one symbol while keeping the author's case in output.
+    """
+
+    def __init__(self, rules: list[Rule]) -> None:
+        self.canonical: dict[str, str] = {}
+        self.mixed = False  # some symbol is written with two spellings
+        for rule in rules:
+            self._collect(rule.head)
+            for literal in rule.body:
+                self._collect(literal)
+
+    def _collect(self, item: Term | Literal) -> None:
+        stack: list[Term | Literal] = [item]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, (Const, Fn)):
+                if self.canonical.setdefault(node.name.lower(), node.name) != node.name:
+                    self.mixed = True
+                if isinstance(node, Fn):
+                    stack.extend(reversed(node.args))
+            elif isinstance(node, Not):
+                stack.append(node.literal)
+            elif isinstance(node, Distinct):
+                stack.extend((node.right, node.left))
+            elif isinstance(node, Or):
+                for conjunction in reversed(node.disjuncts):
+                    stack.extend(reversed(conjunction))
+
+    def name(self, name: str) -> str:
+        return self.canonical.get(name.lower(), name)
+
+    def term(self, item: Term | Literal) -> Term | Literal:
+        """``item`` with every symbol respelled and variables lower-cased."""
+        if isinstance(item, Const):
+            return Const(self.name(item.name))
+        if isinstance(item, Var):
+            return Var(item.name.lower())
+        if isinstance(item, Fn):
+            return Fn(self.name(item.name), tuple(self.term(a) for a in item.args))
+        if isinstance(item, Not):
+            return Not(self.term(item.literal))
+        if isinstance(item, Distinct):
+            return Distinct(self.term(item.left), self.term(item.right))
+        return Or(tuple(tuple(self.term(lit) for lit in conjunction)
+                        for conjunction in item.disjuncts))
+
+    def rules(self, rules: list[Rule]) -> list[Rule]:
+        return [Rule(self.term(r.head), tuple(self.term(lit) for lit in r.body),  # type: ignore[arg-type]
+                     r.line, r.column) for r in rules]

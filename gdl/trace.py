@@ -107,25 +107,24 @@ def replay(machine: StateMachine, records: Sequence[dict[str, Any]],
     """(steps checked, mismatches) of ``machine`` against oracle trace records."""
     problems: list[str] = []
     state: State | None = None
+    diverged = False
     checked = 0
     for number, record in enumerate(records, start=1):
         if len(problems) >= max_mismatches:
             break
-        if state is None:
-            state = machine.initial_state()
-        where = f"record {number}"
-        try:
-            problem, state = _check_step(machine, state, record)
-        except GameRuntimeError as exc:
-            problem, state = f"{exc}", None
-        checked += 1
-        if problem:
-            problems.append(f"{where}: {problem}")
-            state = None
-            # skip to the start of the next playout: states have diverged
-            continue
-        if not record.get("moves"):
-            state = None
+        if not diverged:
+            if state is None:
+                state = machine.initial_state()
+            try:
+                problem, state = _check_step(machine, state, record)
+            except GameRuntimeError as exc:
+                problem, state = f"{exc}", None
+            checked += 1
+            if problem:
+                problems.append(f"record {number}: {problem}")
+                diverged = True  # skip the rest of this playout
+        if not record.get("moves"):  # a playout ends here; the next record starts one
+            state, diverged = None, False
     return checked, problems
 
 
