@@ -79,6 +79,13 @@ def test_equilibrium_strategy_on_kuhn_is_the_unique_second_player_strategy():
     assert strategy["/C:?J/P1:c"]["r"] == pytest.approx(1 / 3, abs=1e-7)
     assert strategy["/C:?K/P1:r"]["c"] == pytest.approx(1.0, abs=1e-7)
     assert strategy["/C:?J/P1:r"]["c"] == pytest.approx(0.0, abs=1e-7)
+    # the table is also a policy(role, observation, legal) -> weights
+    state = next(s for s in range(game.game.num_nodes)
+                 if game.observation(s, 1).get("infoset") == "/C:?Q/P1:r")
+    legal = game.legal_moves(state, 1)
+    weights = strategy(1, game.observation(state, 1), legal)
+    assert weights == pytest.approx([1 / 3 if m == "c" else 2 / 3 for m in legal], abs=1e-7)
+    assert strategy(0, {"infoset": "unknown"}, ["a", "b"]) == [1.0, 1.0]
 
 
 def test_equilibrium_strategy_uses_cfr_plus_for_general_sum_games():

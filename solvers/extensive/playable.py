@@ -16,6 +16,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from solvers.errors import GameRuntimeError, LimitReached
 
 from .files import read_game_text
@@ -118,24 +120,42 @@ class ExtensivePlayable:
         return node
 
 
+class StrategyTable(dict[str, dict[str, float]]):
+    """``{infoset name: {action: probability}}`` that is also a policy function.
+
+    Calling it as ``table(role, observation, legal)`` gives the weights of the legal
+    moves at the observed information set (uniform for an unknown one), the form the
+    agent's and the server's players use for every format.
+    """
+
+    def __call__(self, role: int, observation: Any, legal: Sequence[str]) -> list[float]:
+        at = self.get(observation.get("infoset"), {}) if isinstance(observation, dict) else {}
+        weights = [float(at.get(move, 0.0)) for move in legal]
+        return weights if sum(weights) > 0 else [1.0] * len(legal)
+
+
 def equilibrium_strategy(game: ExtensivePlayable | ExtensiveGame,
-                         time_limit: float = 10.0) -> dict[str, dict[str, float]]:
-    """A playing strategy: ``{infoset name: {action: probability}}``.
+                         time_limit: float = 10.0) -> StrategyTable:
+    """A playing strategy: ``{infoset name: {action: probability}}`` (callable as a
+    policy, see :class:`StrategyTable`).
 
     Exact (sequence-form LP) for two-player constant-sum games of moderate size,
     otherwise CFR+ for at most ``time_limit`` seconds. Games without perfect recall
     get the uniform strategy (no regret-based solver applies to them).
     """
     model = game.game if isinstance(game, ExtensivePlayable) else game
+    return StrategyTable(strategy_dict(model, _playing_profile(model, time_limit)))
+
+
+def _playing_profile(model: ExtensiveGame, time_limit: float) -> np.ndarray:
     if not model.perfect_recall:
-        return strategy_dict(model, model.uniform_strategy())
+        return model.uniform_strategy()
     started = time.monotonic()
     if (model.num_players == 2 and model.is_zero_sum()
             and model.num_sequences <= LP_MAX_SEQUENCES):
         try:
-            return strategy_dict(model, solve(model, "lp", time_limit=time_limit).strategy)
+            return solve(model, "lp", time_limit=time_limit).strategy
         except LimitReached:
             pass  # fall through to CFR+ in the time that is left
     remaining = max(0.05, time_limit - (time.monotonic() - started))
-    result = solve(model, "cfr+", iterations=100_000, time_limit=remaining)
-    return strategy_dict(model, result.strategy)
+    return solve(model, "cfr+", iterations=100_000, time_limit=remaining).strategy
