@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
 from gdl.machine import rules_hash
+from gdl.parser import parse_kif
 from gdl.terms import Rule
 from solvers.errors import FormatError, GameError, Location
 
@@ -110,6 +112,7 @@ def load_solution(path: str | Path) -> GdlSolution:
 def find_solution(directory: str | Path, rules: Sequence[Rule] | str) -> GdlSolution | None:
     """The stored solution of this game in ``directory`` (by rules hash), or None.
 
+    ``rules`` are parsed rules, the game's KIF text, or its rules hash.
     Only headers are read until one matches; a baseline solution (every state) is
     preferred to an IH one (the states of a partial strategy).
     """
@@ -171,7 +174,15 @@ def _location(path: Path, line: int) -> Location:
 
 
 def _hash(rules: Sequence[Rule] | str) -> str:
-    return rules if isinstance(rules, str) else rules_hash(rules)
+    """The rules hash of parsed rules, of KIF text, or a hash given as such."""
+    if not isinstance(rules, str):
+        return rules_hash(rules)
+    if _HASH.fullmatch(rules):
+        return rules
+    return rules_hash(parse_kif(rules))
+
+
+_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 def _open(path: Path, mode: str) -> IO[str]:

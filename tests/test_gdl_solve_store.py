@@ -53,6 +53,10 @@ def test_saved_solution_is_found_by_the_same_rules(tmp_path, name) -> None:
     assert solution.state_values(("(s 0)",)) == {"a": 50.0, "b": 50.0}
     assert solution.strategy(["(s 1)"]) is None
     assert find_solution(tmp_path, parse_kif(OTHER)) is None
+    # the agent passes the game's KIF text; a hash works too
+    assert find_solution(tmp_path, SAME).values == {"a": 50.0, "b": 50.0}
+    assert find_solution(tmp_path, solution.rules_hash) is not None
+    assert find_solution(tmp_path, OTHER) is None
 
 
 def test_baseline_is_preferred_and_other_files_are_ignored(tmp_path) -> None:
