@@ -165,6 +165,8 @@ def test_section_4_3_2_walkthrough():
     assert ins[1].tolist() == [[0, 1], [0, 1]] and outs[1].tolist() == [[1, 0], [0, 0]]
     assert get_pivot(*_entry_intervals(g, br)) == (1, 1)  # (v, Y)
 
+    # in bR the pivot (v, Y) moves to the *terminal* entry (v, X) (3 > 2 for player 1):
+    # the THESIS-NOTES fix of Algorithm 8; the printed nesting would keep (v, Y)
     ih = interval_heuristic.solve(g)
     assert ih.root_values == (5, 4)
     chosen = {label: (pure_choice(ih, node(g, label), 0), pure_choice(ih, node(g, label), 1))

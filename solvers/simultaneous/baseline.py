@@ -149,7 +149,8 @@ def solve_nodes(state: SolverState, nodes: np.ndarray, progress: Progress | None
             raise LimitReached(f"time limit reached after solving {done} of {nodes.size} nodes")
 
 
-def solve_subgames(state: SolverState, tops: dict[str, list[int]]) -> None:
+def solve_subgames(state: SolverState, tops: dict[str, list[int]],
+                   deadline: float | None = None) -> None:
     """Solve every unsolved node of the subgames at the ``tops`` (selection -> nodes), each
     top with its selection. All subgames are solved together, level by level, so their
     matrices are batched.
@@ -159,7 +160,7 @@ def solve_subgames(state: SolverState, tops: dict[str, list[int]]) -> None:
         return
     nodes = state.unsolved_below(np.concatenate(list(arrays.values())))
     if nodes.size:
-        solve_nodes(state, nodes, tops=arrays)
+        solve_nodes(state, nodes, deadline=deadline, tops=arrays)
 
 
 def solve(game: SimultaneousGame, selection: str = "first", progress: Progress | None = None,

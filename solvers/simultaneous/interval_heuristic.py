@@ -195,7 +195,7 @@ class _IntervalHeuristic:
         solved subgame is an SPE of its subgame, so the pbs stays part of an SPE.
         """
         if tops0 or tops1:
-            solve_subgames(self.state, {"min0": tops0, "min1": tops1})
+            solve_subgames(self.state, {"min0": tops0, "min1": tops1}, self.deadline)
             stats = self.state.stats
             stats["witness subgames"] = stats.get("witness subgames", 0) + len(tops0) + len(tops1)
 
