@@ -58,10 +58,12 @@ class MatchAborted(Exception):
 
 
 def state_text(game: PlayableGame, state: State) -> str:
-    """A state as text for the record (GDL adapters give the KIF facts)."""
-    to_text = getattr(game, "state_text", None)
-    if callable(to_text):
-        return str(to_text(state))
+    """A state as text for the record: GDL states as the KIF list of their facts (as
+    ggp-base records them; ``gdl.playable`` states are (machine state, last joint move)),
+    other formats as the adapter's state value."""
+    machine = getattr(game, "machine", None)
+    if game.format == "gdl" and machine is not None:
+        return "( " + " ".join(machine.state_to_kif(state[0])) + " )"
     return str(state)
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
+import sys
 
 import pytest
-from conftest import shared_path
+from conftest import GAMES, REPO, shared_path
 from test_server_support import GgpHttpTestPlayer, ScriptedAgent
 
 from gdl.loader import load_game
@@ -94,6 +96,38 @@ async def test_extensive_games_hide_private_information(server, parts) -> None:
     assert mixed.status == "completed" and all(e == ["", ""] for e in mixed.errors)
     await a.stop()
     await b.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+async def test_gdl_our_agent_over_http_against_our_agent_over_ws(server) -> None:
+    pytest.importorskip("gdl.playable")
+    game = load_game(GAMES / "gdl" / "simultaneous_tictactoe.kif")
+    port = free_port()
+    http_agent = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "ggp_cli", "agent", "--http", str(port), "--quiet", cwd=REPO)
+    try:
+        for _ in range(200):  # until it listens
+            try:
+                _, writer = await asyncio.open_connection("127.0.0.1", port)
+                writer.close()
+                break
+            except OSError:
+                await asyncio.sleep(0.05)
+        outcome = await server.play_match(game, [f"http://127.0.0.1:{port}", "agent"],
+                                          startclock=5, playclock=2, seed=3)
+    finally:
+        http_agent.terminate()
+        await http_agent.wait()
+    assert outcome.status == "completed", outcome.reason
+    # the GGP HTTP conversation with our agent worked at every step (how good its
+    # moves are under a loaded machine is the agent's business: IL/TO are its faults)
+    assert all(e[0] != "CE" for e in outcome.errors), outcome.errors
+    assert sum(outcome.payoffs) == 100.0
 
 
 async def test_posg_ws_p1_against_solver_p2(server) -> None:

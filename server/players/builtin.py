@@ -62,27 +62,6 @@ class FirstPlayer(RandomPlayer):
         return request.legal[0]
 
 
-class _SearchView:
-    """A playable game as the search's state machine (chance drawn from a seeded rng)."""
-
-    def __init__(self, game: PlayableGame, rng: random.Random) -> None:
-        self.game = game
-        self.rng = rng
-        self.roles = list(game.roles)
-
-    def legal_moves(self, state: Hashable, role: int) -> Sequence[Hashable]:
-        return self.game.legal_moves(state, role) or [None]
-
-    def next_state(self, state: Hashable, joint: Sequence[Hashable]) -> Hashable:
-        return self.game.next_state(state, list(joint), self.rng)
-
-    def is_terminal(self, state: Hashable) -> bool:
-        return self.game.is_terminal(state)
-
-    def goals(self, state: Hashable) -> Sequence[float]:
-        return self.game.payoffs(state)
-
-
 class UctPlayer(RandomPlayer):
     """UCT / decoupled UCT on the true state (perfect-information games only)."""
 
@@ -91,6 +70,8 @@ class UctPlayer(RandomPlayer):
         self.playouts = spec.option_int("playouts", 0) or None
         self.margin = spec.option_float("margin", 0.5)
         self.search: Any = None
+        self.machine: Any = None
+        self.machine_role = 0
         self.role = 0
         # a search the match stopped waiting for still runs in its thread: the next one
         # must wait for it (the tree is not thread-safe)
@@ -99,18 +80,24 @@ class UctPlayer(RandomPlayer):
     async def start(self, seat: SeatInfo) -> None:
         await super().start(seat)
         self.role = seat.role
-        if seat.game.format == "gdl":
+        machine = getattr(seat.game, "machine", None)
+        if seat.game.format == "gdl" and machine is not None:
             from solvers.search import MCTS, SearchConfig
 
-            view = _SearchView(seat.game, random.Random(f"uct:{seat.seed}:{seat.role}"))
-            self.search = MCTS(view, SearchConfig(seed=self.rng.randrange(1 << 30)))
+            # search the GDL state machine itself (gdl.playable: a state is (machine
+            # state, previous joint move)); nature is the machine's ``random`` role
+            self.machine = machine
+            self.machine_role = list(machine.roles).index(seat.role_name)
+            chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
+            self.search = MCTS(machine, SearchConfig(seed=self.rng.randrange(1 << 30)),
+                               chance_roles=chance)
 
     async def choose(self, request: StepRequest) -> Any:
         if self.search is None or len(request.legal) == 1:
             return await super().choose(request)
         deadline = time.monotonic() + max(0.05, request.deadline - self.margin)
-        result = await asyncio.to_thread(self._search, request.state, deadline)
-        return result.best_move(self.role)
+        result = await asyncio.to_thread(self._search, request.state[0], deadline)
+        return self.machine.move_to_kif(result.best_move(self.machine_role))
 
     def _search(self, state: Hashable, deadline: float) -> Any:
         with self._searching:

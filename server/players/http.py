@@ -69,7 +69,7 @@ class HttpPlayer(QuietPlayer):
 
     async def play(self, request: StepRequest) -> Any:
         assert self.seat is not None
-        last = None if request.last_joint is None else [m or "noop" for m in request.last_joint]
+        last = _ggp_joint(request.observation, request.last_joint)
         reply = await self._send(ggp_http.play_message(self.seat.match, last))
         return ggp_http.parse_move_reply(reply)
 
@@ -77,9 +77,18 @@ class HttpPlayer(QuietPlayer):
                    last_joint: Sequence[str | None]) -> None:
         assert self.seat is not None
         await self._send_quietly(ggp_http.stop_message(self.seat.match,
-                                                       [m or "noop" for m in last_joint]),
+                                                       _ggp_joint(observation, last_joint)),
                                  self.seat.playclock)
 
     async def abort(self, reason: str) -> None:
         if self.seat is not None:
             await self._send_quietly(ggp_http.abort_message(self.seat.match), 1.0)
+
+
+def _ggp_joint(observation: Any, seats_joint: Sequence[str | None] | None) -> list[str] | None:
+    """The previous joint move as GGP sends it: every role's move in the order of the
+    ``role`` facts, nature's included (a GDL observation's ``last_moves``); the seats'
+    moves when the observation does not carry them."""
+    if isinstance(observation, dict) and "last_moves" in observation:
+        return observation["last_moves"]
+    return None if seats_joint is None else [m or "noop" for m in seats_joint]
