@@ -168,14 +168,17 @@ class _Checker:
                 reach[name] = seen
             return reach[name]
 
-        for relation in STATIC_RELATIONS:
-            bad = reachable(relation) & {"true", "does", "legal", "goal", "terminal"}
-            if relation in first_rule and bad:
-                self.problem(first_rule[relation],
-                             f"'{relation}' may not depend on {', '.join(sorted(bad))}")
-        for relation in MOVE_FREE_RELATIONS:
-            if relation in first_rule and "does" in reachable(relation):
-                self.problem(first_rule[relation], f"'{relation}' may not depend on 'does'")
+        forbidden = {**{r: {"true", "does", "legal", "goal", "terminal"} for r in STATIC_RELATIONS},
+                     **{r: {"does"} for r in MOVE_FREE_RELATIONS}}
+        for rule in self.rules:
+            banned = forbidden.get(rule.head.name)
+            if banned is None:
+                continue
+            reached = set().union(*({atom.name} | reachable(atom.name)
+                                    for atom, _ in body_atoms(rule.body)))
+            if reached & banned:
+                listed = ", ".join(f"'{r}'" for r in sorted(reached & banned))
+                self.problem(rule, f"'{rule.head.name}' may not depend on {listed}")
         component: dict[str, int] = {}
         cyclic: set[str] = set()
         for number, scc in enumerate(strongly_connected(graph)):
