@@ -6,8 +6,12 @@ against symmetry, dominance and their known equilibria; every result certified.
 
 from __future__ import annotations
 
+from functools import cache
+
+import numpy as np
 import pytest
 from conftest import GAMES, shared_path
+from scipy.optimize import linprog
 
 from gdl.expand import Budget, expand
 from gdl.machine import load_machine
@@ -64,11 +68,62 @@ def test_symmetric_positions_have_mirrored_values(tictactoe, solved) -> None:
     assert a == pytest.approx(b[::-1], abs=1e-9)
 
 
+LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
+
+
+def thesis_variant_reference() -> tuple[float, int]:
+    """(p0's value, number of states) of section 5.1's variant, computed independently
+    of GDL and of our solvers: the board rules written directly, backward induction
+    with a saddle point or scipy's LP at each state (boards are 9-tuples of x/o/b)."""
+    states = set()
+
+    def outcome(board) -> float | None:
+        x, o = (any(all(board[i] == m for i in line) for line in LINES) for m in "xo")
+        if x != o:
+            return 100.0 if x else 0.0
+        return 50.0 if x or board.count("b") < 2 else None
+
+    def matrix_value(a: np.ndarray) -> float:
+        if a.min(1).max() == a.max(0).min():
+            return float(a.min(1).max())
+        m, n = a.shape
+        res = linprog(np.r_[np.zeros(m), -1.0], A_ub=np.hstack([-a.T, np.ones((n, 1))]),
+                      b_ub=np.zeros(n), A_eq=np.r_[np.ones(m), 0.0][None], b_eq=[1.0],
+                      bounds=[(0, None)] * m + [(None, None)], method="highs")
+        return float(res.x[-1])
+
+    def marked(board, cells) -> tuple:
+        out = list(board)
+        for cell, mark in cells:
+            out[cell] = mark
+        return tuple(out)
+
+    @cache
+    def value(board, keeper, clash) -> float:
+        states.add((board, keeper, clash))
+        end = outcome(board)
+        if end is not None:
+            return end
+        blank = [i for i in range(9) if board[i] == "b"]
+        if clash is None:
+            return matrix_value(np.array([[value(board, keeper, i) if i == j else
+                                           value(marked(board, [(i, "x"), (j, "o")]), keeper, None)
+                                           for j in blank] for i in blank]))
+        keep, pick = ("o", "x") if keeper == 1 else ("x", "o")
+        options = [value(marked(board, [(clash, keep), (j, pick)]), 1 - keeper, None)
+                   for j in blank if j != clash]
+        return max(options) if keeper == 1 else min(options)   # the other player picks
+
+    return value(tuple("b" * 9), 1, None), len(states)
+
+
 def test_thesis_variant_favours_the_first_keeper() -> None:
     result = solve_game(THESIS, "baseline")
     assert certified(result)
     # p1 keeps his choice at the first clash; the value is unique (constant-sum)
     assert result.values() == {"p0": 37.5, "p1": 62.5}
+    reference, states = thesis_variant_reference()
+    assert reference == pytest.approx(37.5) and states == result.expansion.graph.n_states
     ih = solve_expansion(result.expansion, "ih")[0]
     assert ih.root_values == pytest.approx((37.5, 62.5), abs=1e-9)
 
