@@ -182,3 +182,13 @@ async def test_concurrent_formats_on_one_server(server) -> None:
     assert [o.status for o in outcomes] == ["completed"] * 3
     for agent in agents:
         await agent.stop()
+
+
+async def test_uct_builtin_beats_first_legal_on_both_sides(server) -> None:
+    pytest.importorskip("gdl.playable")
+    game = load_game(shared_path("gdl-corpus", "repository", "ticTacToe.kif"))
+    for seats, uct_role in ((["uct?playouts=300", "first"], 0),
+                            (["first", "uct?playouts=300"], 1)):
+        outcome = await server.play_match(game, seats, startclock=1, playclock=10, seed=1)
+        assert outcome.status == "completed"
+        assert outcome.payoffs[uct_role] == 100.0, (seats, outcome.moves)
