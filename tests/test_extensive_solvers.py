@@ -183,3 +183,51 @@ def test_best_response_values_on_kuhn_against_uniform():
     result = nash_conv(game, np.full(game.num_actions, 0.5))
     # uniform Kuhn: OpenSpiel's exploitability of the uniform policy is 0.4583333 (x2)
     assert result.nash_conv == pytest.approx(0.9166666666666666)
+
+
+def _openspiel_as_efg(game) -> str:
+    """An OpenSpiel game's full tree as .efg text (information sets by info-state string)."""
+    lines = ['EFG 2 R "from OpenSpiel" { '
+             + " ".join(f'"{p}"' for p in range(game.num_players())) + " }", '""']
+    sets: dict[tuple[int, str], int] = {}
+    count = {"chance": 0, "outcome": 0}
+    stack = [game.new_initial_state()]
+    while stack:
+        state = stack.pop()
+        if state.is_terminal():
+            count["outcome"] += 1
+            payoffs = " ".join(repr(float(r)) for r in state.returns())
+            lines.append(f't "" {count["outcome"]} "" {{ {payoffs} }}')
+            continue
+        if state.is_chance_node():
+            count["chance"] += 1
+            outcomes = state.chance_outcomes()
+            labels = " ".join(f'"{state.action_to_string(a)}" {p!r}' for a, p in outcomes)
+            lines.append(f'c "" {count["chance"]} "" {{ {labels} }} 0')
+            actions = [a for a, _ in outcomes]
+        else:
+            player = state.current_player()
+            key = (player, state.information_state_string(player))
+            number = sets.setdefault(key, sum(1 for k in sets if k[0] == player) + 1)
+            actions = state.legal_actions()
+            labels = " ".join(f'"{state.action_to_string(player, a)}"' for a in actions)
+            lines.append(f'p "" {player + 1} {number} "{key[1]}" {{ {labels} }} 0')
+        stack.extend(state.child(a) for a in reversed(actions))
+    return "\n".join(lines) + "\n"
+
+
+def test_three_player_kuhn_matches_openspiel_per_iteration():
+    pyspiel = pytest.importorskip("pyspiel")
+    from open_spiel.python.algorithms import exploitability
+
+    theirs_game = pyspiel.load_game("kuhn_poker", {"players": 3})
+    game = read_efg(_openspiel_as_efg(theirs_game))
+    assert (game.num_players, game.num_nodes, game.num_infosets) == (3, 617, 48)
+    for ours, theirs in ((CFR, pyspiel.CFRSolver), (CFRPlus, pyspiel.CFRPlusSolver)):
+        run, peer = ours(game), theirs(theirs_game)
+        for _ in range(30):
+            peer.evaluate_and_update_policy()
+        run.iterate(30)
+        expected = exploitability.nash_conv(theirs_game, peer.average_policy())
+        assert nash_conv(game, run.average_strategy()).nash_conv == pytest.approx(expected,
+                                                                                  rel=1e-9)

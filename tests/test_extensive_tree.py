@@ -46,6 +46,12 @@ def test_leaves_before_parents_weights_and_trailing_slashes():
     assert game.terminal_utility[:, 0].tolist() == [1.0, 0.5, -1.0, 3.0]
 
 
+def test_byte_order_mark_and_windows_line_ends():
+    game = read_tree("\ufeff" + SMALL.replace("\n", "\r\n"))
+    assert game.num_nodes == 7
+    assert read_efg("\ufeffEFG 2 R \"g\" { \"a\" }\r\nt \"\" 0\r\n").num_nodes == 1
+
+
 def test_every_shared_file_reads_and_round_trips():
     folder = shared_path("tree-format")
     for name, counts in SHARED_COUNTS.items():

@@ -139,7 +139,7 @@ def read_efg(text_or_path: str | Path, filename: str | None = None) -> Extensive
             raise GameError(f"{text_or_path}: cannot read: {exc.strerror or exc}") from None
     else:
         text = text_or_path
-    return _EfgReader(_Tokens(text, filename)).read()
+    return _EfgReader(_Tokens(text.removeprefix("\ufeff"), filename)).read()
 
 
 def _looks_like_path(text: str) -> bool:

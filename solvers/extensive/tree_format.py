@@ -55,7 +55,7 @@ def read_tree(text_or_path: str | Path, filename: str | None = None) -> Extensiv
             raise GameError(f"{text_or_path}: cannot read: {exc.strerror or exc}") from None
     else:
         text = text_or_path
-    return _TreeReader(filename).read(text)
+    return _TreeReader(filename).read(text.removeprefix("\ufeff"))
 
 
 def _history_edges(history: str, where: Location) -> tuple[str, ...]:
