@@ -377,17 +377,15 @@ def _cycle_message(graph: StateGraph, error: ValidationError) -> str:
 def _action_labels(graph: StateGraph, nonterminal: np.ndarray,
                    n_chance: int) -> list[tuple[tuple[str, ...], tuple[str, ...]] | None]:
     """Per decision node the two players' moves as KIF strings (chance: default labels)."""
-    kif: dict[Move, str] = {}
     to_kif = graph.machine.move_to_kif
+    # Many states share their legal moves: one KIF tuple per distinct move tuple.
+    known: dict[tuple[Move, ...], tuple[str, ...]] = {}
 
     def labels(moves: tuple[Move, ...]) -> tuple[str, ...]:
-        out = []
-        for move in moves:
-            text = kif.get(move)
-            if text is None:
-                text = kif[move] = to_kif(move)
-            out.append(text)
-        return tuple(out)
+        text = known.get(moves)
+        if text is None:
+            text = known[moves] = tuple(map(to_kif, moves))
+        return text
 
     p0, p1 = graph.players
     result: list[tuple[tuple[str, ...], tuple[str, ...]] | None] = [

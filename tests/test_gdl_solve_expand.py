@@ -180,6 +180,15 @@ def test_budgets_stop_with_a_clear_message() -> None:
         expand_states(machine, budget=Budget(time_limit=0.0))
 
 
+def test_memory_budget(monkeypatch) -> None:
+    import gdl.expand
+
+    used = iter(range(0, 10**6, 100))       # resident MB grows by 100 at each check
+    monkeypatch.setattr(gdl.expand, "_resident_mb", lambda: float(next(used)))
+    with pytest.raises(LimitReached, match="memory budget of 250 MB"):
+        expand_states(load_machine(TICTACTOE), budget=Budget(memory_mb=250))
+
+
 def test_progress_lines_report_states_per_second(monkeypatch) -> None:
     import gdl.expand
 
