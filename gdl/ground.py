@@ -86,13 +86,15 @@ class Budget:
     max_steps: int = 1_500_000
     max_seconds: float = 10.0
     steps: int = 0
+    calls: int = 0
     started: float = field(default_factory=time.monotonic)
 
     def spend(self, n: int = 1) -> None:
         self.steps += n
         if self.steps > self.max_steps:
             raise LimitReached(f"grounding exceeds {self.max_steps} join steps")
-        if self.steps & 0x3FFF == 0 and time.monotonic() - self.started > self.max_seconds:
+        self.calls += 1
+        if self.calls & 0xFFF == 0 and time.monotonic() - self.started > self.max_seconds:
             raise LimitReached(f"grounding exceeds {self.max_seconds:g} s")
 
 
@@ -436,10 +438,11 @@ class Join:
                 candidates = index.get(tuple([substitute(t, b) for t in templates]), ())
             found = False
             trail: list[str] = []
+            budget.spend(len(candidates))
+            checked = tests[depth + 1]
             for fact in candidates:
-                budget.spend()
                 chosen[i] = fact
-                if match(atom, fact, b, trail) and passes(depth + 1):
+                if match(atom, fact, b, trail) and (not checked or passes(depth + 1)):
                     if step(depth + 1):
                         found = True
                         if cut_when_head_known is not None and head_vars <= b.keys() - set(trail):
