@@ -6,6 +6,8 @@ import gzip
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gdl.parser import parse_kif
 from gdl.solution_store import find_solution, load_solution, node_line, save_solution
@@ -93,3 +95,27 @@ def test_gzip_file_is_compressed(tmp_path) -> None:
     _save(path)
     with gzip.open(path, "rt") as source:
         assert json.loads(source.readline())["format"] == "ggp-gdl-solution"
+
+
+HEADER = ('{"format": "ggp-gdl-solution", "version": 1, "rules_hash": "h", '
+          '"roles": ["a", "b"]}\n')
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(st.binary(max_size=200).map(lambda b: b.decode("latin-1")),
+                 st.lists(st.one_of(st.text(max_size=40), st.builds(
+                     json.dumps, st.recursive(st.none() | st.booleans() | st.floats()
+                                              | st.text(max_size=5),
+                                              lambda inner: st.lists(inner, max_size=3)
+                                              | st.dictionaries(st.text(max_size=5), inner,
+                                                                max_size=3),
+                                              max_leaves=8))),
+                          max_size=4).map(lambda lines: HEADER + "\n".join(lines))))
+def test_fuzzed_solution_files_load_or_fail_cleanly(tmp_path_factory, text) -> None:
+    path = tmp_path_factory.mktemp("fuzz") / "f.jsonl"
+    path.write_text(text, encoding="utf-8", errors="surrogatepass")
+    try:
+        solution = load_solution(path)
+    except GameError:
+        return
+    assert solution.roles == ("a", "b")
