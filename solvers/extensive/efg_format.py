@@ -334,7 +334,8 @@ def write_efg(game: ExtensiveGame) -> str:
     """The game as ``.efg`` text (pre-order, full descriptions on first use).
 
     Rationals stay exact. Information sets are numbered 1.. per player in the model's
-    order; chance nodes and outcomes get one number per node.
+    order; chance information sets keep their numbers from an ``.efg`` source;
+    outcomes get one number per node that has one.
     """
     lines = [f"EFG 2 R {_quote(game.title)} {{ " + " ".join(_quote(p) for p in game.player_names)
              + " }", _quote(game.comment), ""]
@@ -345,7 +346,11 @@ def write_efg(game: ExtensiveGame) -> str:
         per_player[p] = per_player.get(p, 0) + 1
         number_in_player[i] = per_player[p]
     written: set[int] = set()
-    chance_number = outcome_number = 0
+    # chance information sets keep the file's numbers; games from the tree format have
+    # none, so each chance node gets a fresh number above any kept one
+    kept = [int(label) for label in game.node_chance_labels if label]
+    chance_number = max(kept, default=0)
+    outcome_number = 0
     stack = [0]
     while stack:
         node = stack.pop()
@@ -353,10 +358,12 @@ def write_efg(game: ExtensiveGame) -> str:
         kind = int(game.node_kind[node])
         name = _quote(game.node_names[node])
         if kind == CHANCE:
-            chance_number += 1
+            label = game.node_chance_labels[node]
+            if not label:
+                chance_number += 1
             actions = game.chance_actions[node]
             probs = game.exact_probs[node]
-            entry = f"c {name} {chance_number} \"\" {{ " + " ".join(
+            entry = f"c {name} {label or chance_number} \"\" {{ " + " ".join(
                 f"{_quote(a)} {_number(p)}" for a, p in zip(actions, probs, strict=True)) + " }"
         elif kind == PLAYER:
             iset = int(game.node_infoset[node])
