@@ -28,6 +28,7 @@ ch. 3: stratified Datalog, semi-naive evaluation; applied to GDL as in Love et a
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -447,7 +448,8 @@ class Program:
                 self.facts.setdefault(name, []).append(tuple(map(to_value, head_args)))
             else:
                 flat_rules.setdefault(name, []).extend(flatten(rule))
-        self.graph, self.components = self._stratify(self._goal_directed(flat_rules))
+        goal_directed = self._goal_directed(flat_rules)
+        self.graph, self.components = self._stratify(_split_long_bodies(goal_directed))
         self.level_of_id = {id(c): c.level for c in self.components}
         self.component_of = {r: c for c in self.components for r in c.relations}
         self._needs: dict[str, list[Component]] = {}
@@ -584,6 +586,42 @@ class Context:
 
 
 _EMPTY = Relation()
+
+
+MAX_BODY = 12  # literals per compiled rule: Python allows 20 nested blocks
+
+
+def _split_long_bodies(flat_rules: dict[str, list[FlatRule]]) -> dict[str, list[FlatRule]]:
+    """Rules with more than MAX_BODY literals split into a chain of auxiliary rules
+    (``aux N`` holds the variables of a prefix that the rest still needs)."""
+    out: dict[str, list[FlatRule]] = {}
+    numbers = itertools.count()
+    for rules in flat_rules.values():
+        for rule in rules:
+            for part in _split(rule, next(numbers)):
+                out.setdefault(part.head.name, []).append(part)
+    return out
+
+
+def _split(rule: FlatRule, salt: int) -> list[FlatRule]:
+    if len(rule.body) <= MAX_BODY:
+        return [rule]
+    try:
+        order = range(len(rule.body)) if rule.ordered else plan_body(rule.body, set())
+    except _UnboundVariables:
+        return [rule]  # compiling it reports the unsafe rule
+    body = [rule.body[i] for i in order]
+    parts: list[FlatRule] = []
+    while len(body) > MAX_BODY:
+        prefix, rest = body[:MAX_BODY], body[MAX_BODY:]
+        later = literal_variables(rule.head).union(*map(literal_variables, rest))
+        needed = sorted(set().union(*map(literal_variables, prefix)) & later)
+        name = f"aux {salt}.{len(parts)} {rule.head.name}"
+        aux = Fn(name, tuple(Var(v) for v in needed)) if needed else Const(name)
+        parts.append(FlatRule(aux, tuple(prefix), rule.source, ordered=True))
+        body = [aux, *rest]
+    parts.append(FlatRule(rule.head, tuple(body), rule.source, ordered=True))
+    return parts
 
 
 def _dependency_graph(flat_rules: dict[str, list[FlatRule]]) -> dict[str, set[str]]:
