@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import socket
 import sys
 
@@ -31,8 +32,6 @@ async def server(tmp_path):
 
 
 def random_legal(seed: int):
-    import random
-
     rng = random.Random(seed)
     return lambda message: rng.choice(message["legal"])
 
@@ -192,3 +191,24 @@ async def test_uct_builtin_beats_first_legal_on_both_sides(server) -> None:
         outcome = await server.play_match(game, seats, startclock=1, playclock=10, seed=1)
         assert outcome.status == "completed"
         assert outcome.payoffs[uct_role] == 100.0, (seats, outcome.moves)
+
+
+async def test_solver_builtin_plays_the_solved_gdl_game(server) -> None:
+    pytest.importorskip("gdl.playable")
+    from server.players.base import SeatInfo
+    from server.players.builtin import SolverPlayer
+    from server.players.spec import parse_spec
+
+    game = load_game(GAMES / "gdl" / "simultaneous_tictactoe.kif")
+    player = SolverPlayer(parse_spec("solver"))
+    await player.start(SeatInfo("m", game, 0, 30.0, 5.0, 1))
+    assert player.gdl is not None  # solved inside the start clock, not left to uct
+    # the baseline's root value is the reference one (shared/reference/VALUES.md: 50 / 50)
+    start = game.initial_state(random.Random(0))
+    root = player.gdl.expansion.node_of(start[0])
+    assert player.gdl.solution.values[root].tolist() == pytest.approx([50.0, 50.0])
+    legal = game.legal_moves(start, 0)
+    assert sum(player.gdl.weights(start[0], "p0", legal)) == pytest.approx(1.0)
+    outcome = await server.play_match(game, ["solver", "random"], startclock=30, playclock=2,
+                                      seed=1)
+    assert outcome.status == "completed" and all(e == ["", ""] for e in outcome.errors)

@@ -11,14 +11,17 @@ and ``?margin=S`` (seconds kept free before the deadline, default 0.5). It searc
 the true state, so it is used only in perfect-information games (GDL); in ``.efg``,
 tree and POSG games, where a built-in may know no more than its observation, it
 plays uniformly at random. ``solver`` plays a solved strategy where the format has a
-solver for it (:func:`_solved_policy`: POSG via ``solvers.posg.policy``, ``.efg``/tree
-via ``solvers.extensive.playable.equilibrium_strategy``), solved within the start
-clock; else it plays like ``uct``.
+solver for it, solved within the start clock: GDL two-player games expanded into
+their simultaneous-move DAG (``gdl.expand``) and solved by the thesis' baseline
+(:class:`_GdlSolution`), POSG via ``solvers.posg.policy``, ``.efg``/tree via
+``solvers.extensive.playable.equilibrium_strategy`` (:func:`_solved_policy`); where
+the game does not fit the start clock (or off the solved states) it plays like ``uct``.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import random
 import threading
 import time
@@ -27,9 +30,11 @@ from typing import Any
 
 from server.players.base import QuietPlayer, SeatInfo, StepRequest
 from server.players.spec import PlayerSpec
+from solvers.errors import GameError, LimitReached
 from solvers.playable import PlayableGame
 
 Policy = Callable[[int, Any, Sequence[str]], list[float]]
+log = logging.getLogger(__name__)
 
 
 class RandomPlayer(QuietPlayer):
@@ -123,6 +128,46 @@ def _solved_policy(game: PlayableGame, time_limit: float) -> Policy | None:
     return None
 
 
+class _GdlSolution:
+    """A GDL game expanded into its simultaneous-move DAG and solved by the baseline
+    (a subgame-perfect equilibrium: a strategy at every decision state)."""
+
+    def __init__(self, game: PlayableGame, time_limit: float) -> None:
+        from gdl.expand import Budget, expand
+        from gdl.solve_cli import solve_expansion
+
+        started = time.monotonic()
+        self.expansion = expand(game.machine,  # type: ignore[attr-defined]
+                                budget=Budget(time_limit=time_limit))
+        left = time_limit - (time.monotonic() - started)
+        if left <= 0:
+            raise LimitReached("no time left to solve after the expansion")
+        self.solution, _, _ = solve_expansion(self.expansion, "baseline", time_limit=left)
+
+    def weights(self, machine_state: Hashable, role: str, legal: Sequence[str]
+                ) -> list[float] | None:
+        """The solved strategy of ``role`` at a state (None off the solved states)."""
+        node = self.expansion.node_of(machine_state)
+        if node is None or not self.solution.solved[node] \
+                or role not in self.expansion.player_roles:
+            return None
+        player = self.expansion.player_roles.index(role)
+        probs = self.solution.node_strategy(node, player).tolist()
+        at = dict(zip(self.expansion.game.actions(node, player), probs, strict=True))
+        return [float(at.get(move, 0.0)) for move in legal]
+
+
+def _solve_gdl(game: PlayableGame, time_limit: float) -> _GdlSolution | None:
+    """The solved game, or None when it does not fit (size, time, 3+ players...)."""
+    if getattr(game, "machine", None) is None:
+        return None
+    try:
+        return _GdlSolution(game, time_limit)
+    except GameError as exc:  # LimitReached, UnsupportedGame: play by search instead
+        log.info("solver built-in: %s is not solved (%s); using uct", game.name, exc)
+        return None
+
+
 class SolverPlayer(UctPlayer):
     """A solved strategy where the format's solver gives one (solved within the start
     clock, in a worker thread), else UCT (GDL) or uniform random."""
@@ -130,17 +175,28 @@ class SolverPlayer(UctPlayer):
     def __init__(self, spec: PlayerSpec) -> None:
         super().__init__(spec)
         self.policy: Policy | None = None
+        self.gdl: _GdlSolution | None = None
+        self.role_name = ""
 
     async def start(self, seat: SeatInfo) -> None:
         await super().start(seat)
+        self.role_name = seat.role_name
         budget = max(0.1, seat.startclock - self.margin)
-        self.policy = await asyncio.to_thread(_solved_policy, seat.game, budget)
+        if seat.game.format == "gdl":
+            self.gdl = await asyncio.to_thread(_solve_gdl, seat.game, budget)
+        else:
+            self.policy = await asyncio.to_thread(_solved_policy, seat.game, budget)
 
     async def choose(self, request: StepRequest) -> Any:
-        if self.policy is None:
+        if self.gdl is not None:
+            weights = self.gdl.weights(request.state[0], self.role_name, request.legal)
+        elif self.policy is not None:
+            weights = await asyncio.to_thread(self.policy, self.role, request.observation,
+                                              request.legal)
+        else:
+            weights = None
+        if weights is None:
             return await super().choose(request)
-        weights = await asyncio.to_thread(self.policy, self.role, request.observation,
-                                          request.legal)
         if not sum(weights) > 0:
             return self.rng.choice(request.legal)
         return self.rng.choices(request.legal, weights=weights)[0]
