@@ -90,20 +90,16 @@ class StateGraph:
         sums = {u0 + u1 for u0, u1 in self.payoffs.values()}
         return sums.pop() if len(sums) == 1 else None
 
-    def player_moves(self, s: int, player: int) -> tuple[Move, ...]:
-        """The legal moves of player 0 or 1 in non-terminal state ``s``."""
-        return self.moves[s][self.players[player]]  # type: ignore[index]
 
-
-def players_of(machine: StateMachine) -> tuple[tuple[int, int], int | None]:
+def players_of(roles: Sequence[str]) -> tuple[tuple[int, int], int | None]:
     """(role indices of the two players, role index of nature or None).
 
     Raises UnsupportedGame unless the game has exactly two roles besides ``random``.
     """
-    nature = machine.roles.index(NATURE) if NATURE in machine.roles else None
-    players = [i for i, role in enumerate(machine.roles) if i != nature]
+    nature = roles.index(NATURE) if NATURE in roles else None
+    players = [i for i in range(len(roles)) if i != nature]
     if len(players) != 2:
-        names = ", ".join(machine.roles[i] for i in players)
+        names = ", ".join(roles[i] for i in players)
         raise UnsupportedGame(f"{len(players)} players ({names}): not supported by exact "
                               "solvers, which handle games of exactly two players "
                               "(plus an optional random role)")
@@ -114,7 +110,7 @@ def expand_states(machine: StateMachine, root: State | None = None, *,
                   budget: Budget = Budget(),
                   progress: Callable[[str], None] | None = None) -> StateGraph:
     """Every state reachable from ``root`` (default: the initial state), steps 1-6."""
-    players, nature = players_of(machine)
+    players, nature = players_of(machine.roles)
     graph = StateGraph(machine, players, nature)
     explorer = _Explorer(graph, budget, progress)
     explorer.run(machine.initial_state() if root is None else root)

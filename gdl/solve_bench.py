@@ -30,17 +30,18 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from gdl.expand import NATURE, Budget, expand
+from gdl.expand import Budget, expand, players_of
 from gdl.machine import load_machine
-from solvers.errors import GameError
+from solvers.errors import GameError, UnsupportedGame
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus"
 GRACE_SECONDS = 5.0     # past the limit before a child that does not stop is ended
 SOLVERS = ("baseline", "ih")
 
 
-def corpus_games(corpus: Path, only: set[str] | None = None) -> list[tuple[str, Path, int]]:
-    """(name, path, number of players) of the corpus' simultaneous games."""
+def corpus_games(corpus: Path, only: set[str] | None = None
+                 ) -> list[tuple[str, Path, list[str] | None]]:
+    """(name, path, role names) of the corpus' simultaneous games."""
     listing = corpus / "LISTING.tsv"
     try:
         with open(listing, encoding="utf-8") as source:
@@ -52,8 +53,8 @@ def corpus_games(corpus: Path, only: set[str] | None = None) -> list[tuple[str, 
     for row in rows:
         if row.get("kind") != "simultaneous" or (only and row["game"] not in only):
             continue
-        players = [r for r in row.get("role_names", "").split() if r != NATURE]
-        games.append((row["game"], corpus / "repository" / f"{row['game']}.kif", len(players)))
+        games.append((row["game"], corpus / "repository" / f"{row['game']}.kif",
+                      row.get("role_names", "").split()))
     return games
 
 
@@ -125,15 +126,18 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     only = set(args.only.split(",")) if args.only else None
     games = corpus_games(Path(args.corpus), only) if not args.no_corpus else []
-    games += [(Path(g).stem, Path(g), 2) for g in args.games]
+    games += [(Path(g).stem, Path(g), None) for g in args.games]  # roles checked on loading
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
                     memory_mb=args.memory_mb)
     solved: list[tuple[str, dict]] = []
     unfit: list[tuple[str, str]] = []
     start = time.perf_counter()
-    for name, path, players in games:
-        if players != 2:
-            unfit.append((name, f"{players} players: not supported by exact solvers"))
+    for name, path, roles in games:
+        try:
+            if roles is not None:
+                players_of(roles)
+        except UnsupportedGame as exc:
+            unfit.append((name, exc.message))
             continue
         row, reason = run_game(path, budget, args.solve_limit)
         if reason is None:
@@ -187,8 +191,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="the corpus folder with LISTING.tsv (default ../shared/gdl-corpus)")
     parser.add_argument("--no-corpus", action="store_true", help="only the games given")
     parser.add_argument("--only", help="comma-separated corpus game names")
-    parser.add_argument("--max-states", type=int, default=300_000)
-    parser.add_argument("--time-limit", type=float, default=3.0,
+    parser.add_argument("--max-states", type=int, default=100_000)
+    parser.add_argument("--time-limit", type=float, default=10.0,
                         help="seconds to load and expand each game (default %(default)s)")
     parser.add_argument("--solve-limit", type=float, default=40.0,
                         help="seconds for each solver on each game (default %(default)s)")

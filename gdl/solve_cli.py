@@ -33,11 +33,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from gdl.expand import NATURE, Budget, Expansion, expand
+from gdl.expand import Budget, Expansion, expand, players_of
 from gdl.machine import ENGINES, load_machine, read_rules
 from gdl.solution_store import node_line, save_solution
 from gdl.terms import Fn, Rule, term_to_kif
-from solvers.errors import GameError, LimitReached, UnsupportedGame
+from solvers.errors import GameError, LimitReached
 
 SOLVERS = ("baseline", "ih")
 MIN_PROBABILITY = 1e-12     # moves below this are left out of strategy lines
@@ -86,15 +86,11 @@ class GdlSolveResult:
 
 
 def player_count_check(rules: Sequence[Rule]) -> None:
-    """UnsupportedGame unless the rules name exactly two roles besides ``random``."""
-    roles = [term_to_kif(r.head.args[0]) for r in rules
-             if not r.body and isinstance(r.head, Fn) and r.head.name == "role"
-             and len(r.head.args) == 1]
-    players = [role for role in roles if role != NATURE]
-    if len(players) != 2:
-        raise UnsupportedGame(f"{len(players)} players ({', '.join(players)}): not supported "
-                              "by exact solvers, which handle games of exactly two players "
-                              "(plus an optional random role)")
+    """UnsupportedGame unless the rules name exactly two roles besides ``random``
+    (checked on the role facts, before the game is grounded)."""
+    players_of([term_to_kif(r.head.args[0]) for r in rules
+                if not r.body and isinstance(r.head, Fn) and r.head.name == "role"
+                and len(r.head.args) == 1])
 
 
 def solve_expansion(expansion: Expansion, solver: str, *, selection: str = "first",

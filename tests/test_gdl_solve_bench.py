@@ -19,7 +19,8 @@ def test_bench_solves_what_fits_and_says_why_the_rest_does_not(capsys) -> None:
     for solver in ("baseline", "ih"):
         assert roshambo[solver]["values"] == [50.0, 50.0]
         assert roshambo[solver]["ok"]
-    assert out["did_not_fit"]["crossers3"] == "3 players: not supported by exact solvers"
+    assert out["did_not_fit"]["crossers3"].startswith(
+        "3 players (top, right, left): not supported by exact solvers")
     assert "budget of 5,000 states" in out["did_not_fit"]["blocker"]
 
 
@@ -29,4 +30,4 @@ def test_bench_table(capsys) -> None:
     out = capsys.readouterr().out
     assert "| gt_coordination | 231 (210) | compiled |" in out
     assert "white 100 / black 100" in out
-    assert "- switches: 3 players: not supported by exact solvers" in out
+    assert "- switches: 3 players (red, white, blue): not supported by exact solvers" in out
