@@ -13,7 +13,7 @@ File format: JSON lines (gzip-compressed when the name ends in ``.gz``). The
 first line is the header ``{"format": "ggp-gdl-solution", "version": 1,
 "rules_hash", "game", "roles", "solver", "values", "states"}``; every other line
 is one state as the ``--strategy`` file writes it: ``{"node": [KIF facts],
-"strategies": {role: {move KIF: probability}}, "values": {role: value}}``.
+"strategy": {role: {move KIF: probability}}, "values": {role: value}}``.
 A baseline solution holds every non-terminal state, an IH solution the states
 of its partial behavioral strategy.
 """
@@ -69,7 +69,7 @@ class GdlSolution:
 
 def node_line(facts: Sequence[str], strategies: Strategies, values: dict[str, float]) -> dict:
     """One state as a line of the ``--strategy`` and ``--save`` files."""
-    return {"node": list(facts), "strategies": strategies, "values": values}
+    return {"node": list(facts), "strategy": strategies, "values": values}
 
 
 def save_solution(path: str | Path, *, rules: Sequence[Rule] | str, game: str,
@@ -160,10 +160,10 @@ def _entry(path: Path, number: int, text: str) -> tuple[frozenset[str], Strategi
         line = json.loads(text)
         facts = frozenset(line["node"])
         strategies = {str(role): {str(move): float(p) for move, p in probs.items()}
-                      for role, probs in line["strategies"].items()}
+                      for role, probs in line["strategy"].items()}
         values = {str(role): float(v) for role, v in line["values"].items()}
     except (json.JSONDecodeError, KeyError, TypeError, AttributeError, ValueError):
-        raise FormatError("expected a state line {\"node\": [facts], \"strategies\": "
+        raise FormatError("expected a state line {\"node\": [facts], \"strategy\": "
                           "{role: {move: p}}, \"values\": {role: v}}",
                           _location(path, number)) from None
     return facts, strategies, values

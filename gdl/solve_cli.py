@@ -17,8 +17,8 @@ Steps:
    prints, ``{"solver", "values": {role: value}, "nodes", "seconds", "certificate":
    {"max_gain", ...}}``, plus ``"states"`` (distinct states expanded) and
    ``"expand_seconds"`` (and ``game``, ``engine``, ``load_seconds``,
-   ``total_seconds``). ``--strategy`` writes one JSON line per state of the
-   solution's support: ``{"node": [KIF facts], "strategies": {role: {move KIF:
+   ``total_seconds``); the exit status is 1 when the certificate fails. ``--strategy`` writes one JSON line per state of the
+   solution's support: ``{"node": [KIF facts], "strategy": {role: {move KIF:
    probability}}, "values": {role: value}}``; ``--save`` writes the same lines after
    a header keyed by the rules hash (:mod:`gdl.solution_store`) for the agent.
 """
@@ -179,7 +179,7 @@ def main(argv: Sequence[str]) -> int:
         print(json.dumps(result.to_json()))
     else:
         print(_summary(result))
-    return 0
+    return 0 if result.certificate.get("ok", True) else 1
 
 
 def _summary(result: GdlSolveResult) -> str:

@@ -66,13 +66,13 @@ def test_strategy_file_and_saved_solution(pennies, tmp_path, capsys) -> None:
     assert len(lines) == 3
     root = lines[0]
     assert root["node"] == ["(round 0)", "(score 0)"]
-    assert root["strategies"]["matcher"] == pytest.approx({"(show heads)": 0.5,
+    assert root["strategy"]["matcher"] == pytest.approx({"(show heads)": 0.5,
                                                            "(show tails)": 0.5})
     # the agent finds the solution from the same rules written differently
     rules = parse_kif(PENNIES.replace("?r", "?who"))
     solution = find_solution(saved.parent, rules)
     assert solution is not None and len(solution) == 3
-    assert solution.strategy(["(score 0)", "(round 0)"]) == root["strategies"]
+    assert solution.strategy(["(score 0)", "(round 0)"]) == root["strategy"]
     assert solution.state_values(["(round 1)", "(score 1)"]) == {"matcher": 75.0,
                                                                  "mismatcher": 25.0}
 

@@ -30,7 +30,7 @@ def root_strategies(result) -> dict[str, dict[str, float]]:
     lines = strategy_lines(result.expansion, result.solution)
     root = next(lines)
     assert root["node"] == result.expansion.node_facts(0)
-    return root["strategies"]
+    return root["strategy"]
 
 
 def certified(result) -> bool:
@@ -148,7 +148,7 @@ def test_prisoners_dilemma_defects_in_every_round(solver) -> None:
     # defect strictly dominates in each round and the score adds up: 20 x (1, 1)
     assert result.values() == {"white": 20.0, "black": 20.0}
     for line in strategy_lines(result.expansion, result.solution):
-        assert line["strategies"] == {"white": {"defect": 1.0}, "black": {"defect": 1.0}}
+        assert line["strategy"] == {"white": {"defect": 1.0}, "black": {"defect": 1.0}}
 
 
 def test_chicken_equilibrium_follows_the_selection_rule() -> None:

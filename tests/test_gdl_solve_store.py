@@ -73,7 +73,7 @@ def test_broken_files_give_located_errors(tmp_path) -> None:
     path = tmp_path / "bad.jsonl"
     _save(path)
     with open(path, "a") as out:
-        out.write('{"node": ["(s 0)"], "strategies": 3}\n')
+        out.write('{"node": ["(s 0)"], "strategy": 3}\n')
     with pytest.raises(FormatError, match=r"bad.jsonl:3: expected a state line"):
         load_solution(path)
     path.write_text('{"format": "something else"}\n')
