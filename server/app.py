@@ -290,10 +290,9 @@ class MatchServer:
             await self.lobby.add(conn)
         if match is None:
             outcome = self.finished[match_id]
-            await conn.send(protocol.abort(match_id, outcome.reason or "")
-                            if outcome.status != "completed"
-                            else {"type": "end", "match": match_id, "status": "completed",
-                                  "payoffs": outcome.payoffs})
+            await conn.send(protocol.end_summary(match_id, outcome.payoffs)
+                            if outcome.status == "completed"
+                            else protocol.abort(match_id, outcome.reason or ""))
             return conn
         for seat in seats:
             await seat.rejoin(conn)

@@ -174,6 +174,11 @@ def end(match: str, payoffs: list[float], role_index: int, observation: Any) -> 
             "payoff": payoffs[role_index], "observation": observation}
 
 
+def end_summary(match: str, payoffs: list[float] | None) -> dict[str, Any]:
+    """``end`` for a seat that rejoins a finished match (no role-specific fields)."""
+    return {"type": "end", "match": match, "status": "completed", "payoffs": payoffs}
+
+
 def abort(match: str, reason: str) -> dict[str, Any]:
     return {"type": "abort", "match": match, "reason": reason}
 
