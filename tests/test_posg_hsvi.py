@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 from conftest import shared_path
 from scipy.optimize import linprog
 
 from solvers.posg.hsvi import Hsvi, Progress
+from solvers.posg.lp import solve_lp
 from solvers.posg.reader import read_posg
 
 # P2 (seeing the state) picks the next state L or R; P1 guesses the current one and
@@ -122,3 +124,16 @@ def test_perfect_information_games_match_shapley(seed: int) -> None:
     result = solver.solve(1e-3, 60.0)
     assert value[0] - 1e-3 - 1e-6 <= result.lower <= value[0] + 1e-6
     assert result.upper == pytest.approx(value[0], abs=1e-6)
+
+
+def test_direct_highs_matches_linprog() -> None:
+    rng = np.random.default_rng(7)
+    a_ub = sp.csr_matrix(rng.uniform(0.1, 1.0, size=(12, 8)))
+    a_eq = sp.csr_matrix(np.r_[np.ones(4), np.zeros(4)][None])
+    args = (-rng.uniform(1, 2, 8), a_ub, rng.uniform(1, 2, 12), a_eq, np.array([0.5]),
+            np.zeros(8), np.full(8, np.inf), "test")
+    direct, reference = solve_lp(*args, direct=True), solve_lp(*args, direct=False)
+    assert direct.fun == pytest.approx(reference.fun, abs=1e-9)
+    assert direct.x == pytest.approx(reference.x, abs=1e-9)
+    assert direct.ineq_duals == pytest.approx(reference.ineq_duals, abs=1e-9)
+    assert np.all(direct.ineq_duals <= 1e-12) and np.any(direct.ineq_duals < 0)

@@ -23,9 +23,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
 
-from solvers.errors import GameRuntimeError
+from solvers.posg.lp import solve_lp
 
 DOMINANCE_TOLERANCE = 1e-9
 
@@ -59,16 +58,6 @@ class SparseBuilder:
         return sp.csr_matrix((np.concatenate(self.vals),
                               (np.concatenate(self.rows), np.concatenate(self.cols))),
                              shape=(n_rows, n_cols))
-
-
-def solve_lp(cost: np.ndarray, a_ub: sp.csr_matrix | None, b_ub: np.ndarray | None,
-             a_eq: sp.csr_matrix, b_eq: np.ndarray, bounds: np.ndarray | tuple,
-             what: str):
-    res = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq, bounds=bounds,
-                  method="highs")
-    if res.status != 0:
-        raise GameRuntimeError(f"{what} LP failed: {res.message}")
-    return res
 
 
 class LowerBound:
@@ -158,6 +147,6 @@ class UpperBound:
             row += 2 * n
         c = np.concatenate(cost)
         res = solve_lp(c, ub.matrix(row, col), np.concatenate(b_ub),
-                       eq.matrix(len(queries), col), np.array(b_eq), (0, None),
-                       "upper-bound value")
+                       eq.matrix(len(queries), col), np.array(b_eq), np.zeros(col),
+                       np.full(col, np.inf), "upper-bound value")
         return np.array([c[a:b] @ res.x[a:b] for a, b in spans])

@@ -24,10 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
 from scipy.sparse.linalg import spsolve
 
-from solvers.errors import GameRuntimeError
+from solvers.posg.lp import solve_lp
 from solvers.posg.model import PosgModel
 
 PI_TOLERANCE = 1e-10      # a row replaces the current choice only if better by this much
@@ -144,12 +143,10 @@ def _matrix_games(table: TripleTable, value: np.ndarray, discount: float,
     a_eq = sp.csr_matrix((np.ones(n_pi), (pi_state, np.arange(n_pi))),
                          shape=(n_states, n_pi + n_states))
     cost = np.r_[np.zeros(n_pi), -np.ones(n_states)]
-    bounds = [(0, None)] * n_pi + [(None, None)] * n_states
-    res = linprog(cost, A_ub=a_ub, b_ub=np.zeros(n_con), A_eq=a_eq, b_eq=np.ones(n_states),
-                  bounds=bounds, method="highs")
-    if res.status != 0:
-        raise GameRuntimeError(f"presolve matrix-game LP failed: {res.message}")
-    sigma2 = np.clip(-res.ineqlin.marginals, 0.0, None)
+    lower = np.r_[np.zeros(n_pi), np.full(n_states, -np.inf)]
+    res = solve_lp(cost, a_ub, np.zeros(n_con), a_eq, np.ones(n_states), lower,
+                   np.full(n_pi + n_states, np.inf), "presolve matrix-game")
+    sigma2 = np.clip(-res.ineq_duals, 0.0, None)
     mass = np.add.reduceat(sigma2, a2_start[:-1])
     sigma2 /= np.where(mass > 0, mass, 1.0)[con_state]
     return res.x[n_pi:], sigma2

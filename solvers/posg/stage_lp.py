@@ -31,7 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from solvers.posg.bounds import LowerBound, SparseBuilder, UpperBound, solve_lp
+from solvers.posg.bounds import LowerBound, SparseBuilder, UpperBound
+from solvers.posg.lp import solve_lp
 from solvers.posg.model import PartitionBlock
 
 
@@ -72,11 +73,11 @@ def lower_stage(block: PartitionBlock, belief: np.ndarray, lower: LowerBound,
     eq.add(n_eq - 1, n_s, np.ones(n_a1))
     cost = np.zeros(n_var)
     cost[:n_s] = -belief
-    bounds = np.zeros((n_var, 2))
-    bounds[:, 1] = np.inf
-    bounds[:n_s, 0] = -np.inf
+    lower = np.zeros(n_var)
+    lower[:n_s] = -np.inf
     res = solve_lp(cost, ub.matrix(n_rows, n_var), np.zeros(n_rows), eq.matrix(n_eq, n_var),
-                   np.r_[np.zeros(n_eq - 1), 1.0], bounds, "lower-bound stage")
+                   np.r_[np.zeros(n_eq - 1), 1.0], lower, np.full(n_var, np.inf),
+                   "lower-bound stage")
     pi = _normalised(res.x[n_s:n_s + n_a1])
     row_value = block.reward @ pi
     col = n_s + n_a1
@@ -84,7 +85,7 @@ def lower_stage(block: PartitionBlock, belief: np.ndarray, lower: LowerBound,
         row_value += c @ res.x[col:col + c.shape[1]]
         col += c.shape[1]
     alpha = np.minimum.reduceat(row_value, block.row_start[:-1])
-    p2 = np.clip(-res.ineqlin.marginals, 0.0, None)
+    p2 = np.clip(-res.ineq_duals, 0.0, None)
     return StageSolution(float(alpha @ belief), pi, p2), alpha
 
 
@@ -124,12 +125,12 @@ def upper_stage(block: PartitionBlock, belief: np.ndarray, upper: UpperBound,
     eq.add(erow, 1, state_rows)
     n_eq = erow + n_s
     cost = np.concatenate(cost_parts)
-    bounds = np.zeros((col, 2))
-    bounds[:, 1] = np.inf
-    bounds[0, 0] = -np.inf
+    lower = np.zeros(col)
+    lower[0] = -np.inf
     res = solve_lp(cost, ub.matrix(row, col), np.zeros(row), eq.matrix(n_eq, col),
-                   np.r_[np.zeros(erow), belief], bounds, "upper-bound stage")
-    p1 = _normalised(-res.ineqlin.marginals[:n_a1])
+                   np.r_[np.zeros(erow), belief], lower, np.full(col, np.inf),
+                   "upper-bound stage")
+    p1 = _normalised(-res.ineq_duals[:n_a1])
     return StageSolution(float(res.x[0]), p1, np.clip(res.x[1:1 + n_rows], 0.0, None))
 
 
