@@ -120,6 +120,9 @@ class Match:
             await self._record_abort(reason)
             if isinstance(exc, asyncio.CancelledError) and self.abort_reason is None:
                 raise
+        except Exception as exc:  # a bug in a game adapter or here: this match only
+            log.exception("match %s failed", self.id)
+            await self._record_abort(f"internal error: {type(exc).__name__}: {exc}")
         finally:
             await asyncio.gather(*(p.close() for p in self.players), return_exceptions=True)
         return self.outcome

@@ -82,3 +82,16 @@ async def test_heartbeats_and_client_pings(tmp_path) -> None:
         assert agent.of_type("pong")[0] == {"type": "pong", "nonce": "n"}
         await agent.stop()
     records.close()
+
+
+async def test_a_failing_game_aborts_only_its_match(server) -> None:
+    class Broken(Pennies):
+        def next_state(self, state, moves, rng):
+            raise ZeroDivisionError("adapter bug")
+
+    broken, fine = await asyncio.gather(
+        server.play_match(Broken(), ["random", "random"], startclock=1, playclock=1, seed=1),
+        server.play_match(Pennies(), ["first", "first"], startclock=1, playclock=1, seed=1))
+    assert broken.status == "aborted" and "ZeroDivisionError" in broken.reason
+    assert server.records.get_match(broken.match)["status"] == "aborted"
+    assert fine.status == "completed" and fine.payoffs == [100.0, 0.0]
