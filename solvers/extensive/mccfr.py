@@ -96,10 +96,10 @@ class OutcomeSamplingMCCFR:
         self.game = game
         self.rng = np.random.default_rng(seed)
         self.epsilon = epsilon
-        self.regret = np.zeros(game.num_actions)
-        self.policy_sum = np.zeros(game.num_actions)
         self.iteration = 0
-        # plain lists: one path walk touches few nodes, so Python scalars beat numpy here
+        # plain lists: one path walk touches a few nodes, where Python scalars beat numpy
+        self._regret = [0.0] * game.num_actions
+        self._policy_sum = [0.0] * game.num_actions
         self._kind = game.node_kind.tolist()
         self._infoset = game.node_infoset.tolist()
         self._player = game.node_player.tolist()
@@ -116,14 +116,17 @@ class OutcomeSamplingMCCFR:
             for player in range(self.game.num_players):
                 self._episode(player)
 
-    def _policy(self, infoset: int) -> tuple[int, np.ndarray]:
-        lo, hi = self._action_start[infoset], self._action_start[infoset + 1]
-        positive = np.maximum(self.regret[lo:hi], 0.0)
-        total = positive.sum()
-        return lo, positive / total if total > 0 else np.full(hi - lo, 1.0 / (hi - lo))
+    def _policy(self, lo: int, hi: int) -> list[float]:
+        """Regret matching at one information set."""
+        positive = [r if r > 0.0 else 0.0 for r in self._regret[lo:hi]]
+        total = sum(positive)
+        if total > 0.0:
+            return [r / total for r in positive]
+        return [1.0 / (hi - lo)] * (hi - lo)
 
     def _episode(self, player: int) -> None:
-        rng = self.rng
+        random = self.rng.random
+        epsilon = self.epsilon
         node = 0
         # (first action, policy, sampling policy, sampled action, my, opp and sample
         # reach before the action, whether ``player`` acts)
@@ -133,34 +136,45 @@ class OutcomeSamplingMCCFR:
             start = self._child_start[node]
             count = self._child_start[node + 1] - start
             if self._kind[node] == CHANCE:
-                probs = self._edge_prob[start:start + count]
-                choice = int(rng.choice(count, p=np.asarray(probs) / sum(probs)))
+                choice = _draw(self._edge_prob[start:start + count], random())
                 node = self._children[start + choice]
                 continue
             infoset = self._infoset[node]
-            lo, policy = self._policy(infoset)
-            if self._player[node] == player:
-                sampling = self.epsilon / count + (1.0 - self.epsilon) * policy
-            else:
-                sampling = policy
-            choice = int(rng.choice(count, p=sampling))
-            path.append((lo, policy, sampling, choice, my_reach, opp_reach,
-                         sample_reach, self._player[node] == player))
-            if self._player[node] == player:
+            lo, hi = self._action_start[infoset], self._action_start[infoset + 1]
+            policy = self._policy(lo, hi)
+            mine = self._player[node] == player
+            sampling = [epsilon / count + (1.0 - epsilon) * p for p in policy] if mine else policy
+            choice = _draw(sampling, random())
+            path.append((lo, policy, sampling, choice, my_reach, opp_reach, sample_reach, mine))
+            if mine:
                 my_reach *= policy[choice]
             else:
                 opp_reach *= policy[choice]
             sample_reach *= sampling[choice]
             node = self._children[start + choice]
         value = self._utility[node][player]
+        regret, policy_sum = self._regret, self._policy_sum
         for lo, policy, sampling, choice, my, opp, sample, mine in reversed(path):
-            child_values = np.zeros(len(policy))
-            child_values[choice] = value / sampling[choice]
-            value = float(policy @ child_values)
+            # only the sampled child has a (importance-weighted) value; the others 0
+            sampled_value = value / sampling[choice]
+            value = policy[choice] * sampled_value
             if mine:
-                hi = lo + len(policy)
-                self.regret[lo:hi] += (child_values - value) * opp / sample
-                self.policy_sum[lo:hi] += my * policy / sample
+                scale = opp / sample
+                for k, p in enumerate(policy):
+                    child = sampled_value if k == choice else 0.0
+                    regret[lo + k] += (child - value) * scale
+                    policy_sum[lo + k] += my * p / sample
 
     def average_strategy(self) -> np.ndarray:
-        return self._form.normalise(self.policy_sum)
+        return self._form.normalise(np.array(self._policy_sum))
+
+
+def _draw(probs: list[float], u: float) -> int:
+    """Index drawn from a distribution by one uniform number (rounding goes to the last)."""
+    target = u * sum(probs)
+    total = 0.0
+    for index, p in enumerate(probs):
+        total += p
+        if target < total:
+            return index
+    return len(probs) - 1
