@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solvers.matrix import deviation_gain, pure_equilibria, solve_batch, solve_matrix
-from solvers.matrix.equilibrium import CLOSED_FORM, MIP, PURE, SUPPORT
+from solvers.matrix.equilibrium import CLOSED_FORM, LP, PURE, SUPPORT
 from solvers.matrix.lp import maximin
 from solvers.matrix.mip import solve_mip
 
@@ -62,25 +62,26 @@ SHAPES = [(2, 2), (2, 3), (3, 2), (3, 3), (3, 4), (4, 4), (2, 5), (5, 5)]
 def test_zero_sum_values_equal_the_lp(kind):
     rng = np.random.default_rng(7)
     checked = 0
-    for m, n in SHAPES:
+    methods = set()
+    for m, n in SHAPES + [(6, 7)]:  # 6x7: too many support pairs, the LP answers
         u0, _ = _random_games(rng, 100, m, n, kind)
         shift = 5.0 if kind == "degenerate" else 0.0  # constant-sum, not zero-sum
         sol = solve_batch(u0, shift - u0)
+        methods |= set(sol.method.tolist())
         for g in range(len(u0)):
-            _, value = maximin(u0[g])
+            _, value, _ = maximin(u0[g])
             assert sol.values[g, 0] == pytest.approx(value, abs=1e-8)
             assert sol.values[g, 1] == pytest.approx(shift - value, abs=1e-8)
             assert deviation_gain(u0[g], shift - u0[g], sol.x[g], sol.y[g]) <= 1e-9
             checked += 1
-    assert checked == 800
+    assert checked == 900 and LP in methods
 
 
 @pytest.mark.parametrize("kind", ["uniform", "degenerate"])
 def test_general_sum_results_are_equilibria(kind):
     rng = np.random.default_rng(11)
     methods = set()
-    # uniform 5x5 games go to the MIP (slow): the degenerate ones cover that path
-    for m, n in SHAPES if kind == "degenerate" else SHAPES[:-1]:
+    for m, n in SHAPES:
         u0, u1 = _random_games(rng, 250, m, n, kind)
         for selection in ("first", "welfare", "min1"):
             sol = solve_batch(u0, u1, selection)
@@ -88,8 +89,17 @@ def test_general_sum_results_are_equilibria(kind):
             for g in range(len(u0)):
                 assert deviation_gain(u0[g], u1[g], sol.x[g], sol.y[g]) <= 1e-9 * 3
     assert {PURE, CLOSED_FORM, SUPPORT} <= methods
-    if kind == "degenerate":
-        assert MIP in methods  # the fallback is exercised
+
+
+@pytest.mark.parametrize("selection", ["first", "welfare", "max1"])
+def test_large_games_without_pure_equilibria_use_the_mip(selection):
+    # 6x6 has too many support pairs to enumerate; a cyclic "who matches whom" game
+    # has no pure equilibrium (and is general-sum), so the MIP answers
+    u0 = np.eye(6) * 2.0
+    u1 = np.roll(np.eye(6), 1, axis=1) + 0.5 * np.eye(6)[::-1]
+    x, y, v, method = solve_matrix(u0, u1, selection)
+    assert method == "MIP"
+    assert deviation_gain(u0, u1, x, y) <= 1e-9
 
 
 @pytest.mark.parametrize("selection", ["welfare", "max0", "min1"])
@@ -152,3 +162,13 @@ def test_single_game_path_matches_the_batch(kind):
                 assert np.allclose(one.x[0], batch.x[g], rtol=0, atol=1e-12)
                 assert np.allclose(one.y[0], batch.y[g], rtol=0, atol=1e-12)
                 assert np.allclose(one.values[0], batch.values[g], rtol=0, atol=1e-12)
+
+
+def test_lp_duals_are_the_column_players_strategy():
+    rng = np.random.default_rng(13)
+    for _ in range(60):
+        m, n = rng.integers(2, 7, size=2)
+        u0 = rng.uniform(-1, 1, (m, n))
+        x, value, y = maximin(u0)
+        assert deviation_gain(u0, -u0, x, y) <= 1e-7
+        assert x @ u0 @ y == pytest.approx(value, abs=1e-7)

@@ -31,8 +31,10 @@ from .support_enumeration import support_enumeration, support_pairs
 
 PURE, CLOSED_FORM, SUPPORT, LP, MIP = range(5)
 METHOD_NAMES = ("pure", "closed form 2x2", "support enumeration", "LP", "MIP")
-#: support enumeration is used while a shape has at most this many support pairs
-SUPPORT_PAIR_LIMIT = 64
+#: support enumeration is used while a shape has at most this many support pairs (5x5: 226)
+SUPPORT_PAIR_LIMIT = 256
+#: games per support-enumeration batch are capped so a batch holds about this many floats
+SUPPORT_BATCH_FLOATS = 2_000_000
 
 
 @dataclass
@@ -139,12 +141,17 @@ def solve_batch(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> Mat
         x[rest], y[rest], values[rest] = solve_2x2(u0[rest], u1[rest])
         method[rest] = CLOSED_FORM
         rest = rest[:0]
-    if rest.size and support_pairs(m, n) <= SUPPORT_PAIR_LIMIT:
-        sx, sy, sv, found = support_enumeration(u0[rest], u1[rest], selection, tol[rest])
-        done = rest[found]
-        x[done], y[done], values[done] = sx[found], sy[found], sv[found]
-        method[done] = SUPPORT
-        rest = rest[~found]
+    pairs = support_pairs(m, n)
+    if rest.size and pairs <= SUPPORT_PAIR_LIMIT:
+        chunk = max(1, SUPPORT_BATCH_FLOATS // (pairs * (max(m, n) + 1) ** 2))
+        missed = []
+        for part in np.array_split(rest, -(-rest.size // chunk)):
+            sx, sy, sv, found = support_enumeration(u0[part], u1[part], selection, tol[part])
+            done = part[found]
+            x[done], y[done], values[done] = sx[found], sy[found], sv[found]
+            method[done] = SUPPORT
+            missed.append(part[~found])
+        rest = np.concatenate(missed)
     if rest.size:
         zero_sum = is_constant_sum(u0[rest], u1[rest], tol[rest])
         for g, constant in zip(rest.tolist(), zero_sum.tolist(), strict=True):
