@@ -88,6 +88,9 @@ BAD = [
      "infoset I nodes /P1:a /P1:b\n", 3, "differ"),
     ("node / player 1 actions a b\nnode /P1:a leaf payoffs 1=0\nnode /P1:b leaf payoffs 1=0\n"
      "infoset I nodes /\ninfoset J nodes /\n", 5, "in two information sets"),
+    ("node / player 1 actions a b\nnode /P1:a player 2 actions x\nnode /P1:b player 1 actions x\n"
+     "node /P1:a/P2:x leaf payoffs 1=0\nnode /P1:b/P1:x leaf payoffs 1=0\n"
+     "infoset I nodes /P1:a /P1:b\n", 3, "players 2 and 1"),
     ("node / player 1 actions a\nnode /P1:a leaf payoffs 1=0\ninfoset I nodes /P1:a\n", 3,
      "not a player node"),
     ("node / player 1 actions a\nnode /P1:a leaf payoffs 1=x\n", 2, "bad or out-of-range payoff"),
