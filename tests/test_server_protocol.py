@@ -125,3 +125,21 @@ def test_player_specs() -> None:
             parse_spec(bad)
     with pytest.raises(GameError):
         parse_spec("uct?playouts=many").option_int("playouts", 0)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.binary(max_size=300))
+def test_fuzz_http_replies_parse_or_fail_cleanly(data: bytes) -> None:
+    try:
+        body = ggp_http.parse_http_reply(data)
+    except GameError:
+        return
+    move = ggp_http.parse_move_reply(body)
+    assert move is None or move == normalize_move("gdl", move)  # canonical when accepted
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="() ab1\n\t", max_size=40))
+def test_fuzz_move_normalisation_is_idempotent(text: str) -> None:
+    once = normalize_move("gdl", text)
+    assert normalize_move("gdl", once) == once
