@@ -189,3 +189,12 @@ def test_blocker_endgame_subgame() -> None:
 def test_whole_blocker_game_does_not_fit_a_small_budget() -> None:
     with pytest.raises(LimitReached, match="budget of 2,000 states"):
         solve_game(corpus("blocker"), "ih", budget=Budget(max_states=2_000))
+
+
+def test_turn_based_tictactoe_expands_through_noop_sides() -> None:
+    result = solve_game(corpus("ticTacToe"), "baseline")
+    # the 5,478 legal positions of tic-tac-toe; perfect play draws
+    assert result.expansion.graph.n_states == 5_478
+    assert result.values() == {"xplayer": 50.0, "oplayer": 50.0}
+    assert result.expansion.game.shape(0) == (9, 1)      # oplayer's noop
+    assert certified(result)
