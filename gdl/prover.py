@@ -435,19 +435,110 @@ class Component:
     delta_rules: list[tuple[str, RuleFunction, str]] = field(default_factory=list)
 
 
+def facts_and_flat_rules(rules: Sequence[Rule],
+                         ) -> tuple[dict[str, list[Row]], dict[str, list[FlatRule]]]:
+    """Facts as rows and the other rules flattened, both by head relation."""
+    facts: dict[str, list[Row]] = {}
+    flat_rules: dict[str, list[FlatRule]] = {}
+    for rule in rules:
+        name = rule.head.name
+        if rule.is_fact:
+            head_args = rule.head.args if isinstance(rule.head, Fn) else ()
+            facts.setdefault(name, []).append(tuple(map(to_value, head_args)))
+        else:
+            flat_rules.setdefault(name, []).extend(flatten(rule))
+    return facts, flat_rules
+
+
+def split_by_constants(flat_rules: dict[str, list[FlatRule]], facts: dict[str, list[Row]],
+                       ) -> tuple[dict[str, list[FlatRule]], dict[str, list[Row]]] | None:
+    """Locally stratified negation made stratified, or None when not needed/possible.
+
+    Some games negate a relation inside its own definition on another constant,
+    e.g. ``(<= (goal robot 100) (not (goal robot 0)))`` (corpus futoshiki5,
+    queens*, hidato19, nineBoardTicTacToePie). Each relation on such a cycle is
+    split by an argument position that is a constant in every occurrence:
+    ``goal`` becomes ``goal [1=100]``, ``goal [1=0]``... with bridge rules
+    ``goal(a, b) <= goal [1=c](a, b)``, which makes the program stratified.
+    """
+    graph = _dependency_graph(flat_rules)
+    for name in facts:
+        graph.setdefault(name, set())
+    negative = _negative_edges(flat_rules)
+    component = {r: i for i, scc in enumerate(strongly_connected(graph)) for r in scc}
+    targets = {r for h, d in negative if component[h] == component[d]
+               for r in graph if component[r] == component[h]}
+    if not targets:
+        return None
+    occurrences: dict[str, list[Const | Fn]] = {r: [] for r in targets}
+    for rules in flat_rules.values():
+        for rule in rules:
+            for atom in (rule.head, *(lit.literal if isinstance(lit, Not) else lit
+                                      for lit in rule.body)):
+                if isinstance(atom, (Const, Fn)) and atom.name in occurrences:
+                    occurrences[atom.name].append(atom)
+    position: dict[str, int] = {}
+    for relation, atoms in occurrences.items():
+        arity = len(atoms[0].args) if atoms and isinstance(atoms[0], Fn) else 0
+        found = [k for k in range(arity) if all(
+            isinstance(a, Fn) and len(a.args) == arity and isinstance(a.args[k], Const)
+            for a in atoms)]
+        if not found:
+            return None
+        position[relation] = found[-1]
+
+    def split_name(relation: str, value: Value) -> str:
+        return f"{relation} [{position[relation]}={value_to_kif(value)}]"
+
+    def rename(atom: FlatLiteral) -> FlatLiteral:
+        if isinstance(atom, Not):
+            return Not(rename(atom.literal))  # type: ignore[arg-type]
+        if isinstance(atom, Fn) and atom.name in position:
+            key = atom.args[position[atom.name]]
+            assert isinstance(key, Const)
+            return Fn(split_name(atom.name, key.name), atom.args)
+        return atom
+
+    new_rules: dict[str, list[FlatRule]] = {}
+    new_facts = {r: rows for r, rows in facts.items() if r not in position}
+    keys: dict[str, set[Value]] = {r: set() for r in position}
+    sources: dict[str, Rule] = {}
+    for relation, rows in facts.items():
+        if relation in position:
+            for row in rows:
+                new_facts.setdefault(split_name(relation, row[position[relation]]), []).append(row)
+                keys[relation].add(row[position[relation]])
+    for rules in flat_rules.values():
+        for rule in rules:
+            head = rename(rule.head)
+            assert isinstance(head, (Const, Fn))
+            if rule.head.name in position:
+                keys[rule.head.name].add(to_value(rule.head.args[position[rule.head.name]]))  # type: ignore[union-attr]
+                sources.setdefault(rule.head.name, rule.source)
+            new_rules.setdefault(head.name, []).append(
+                FlatRule(head, tuple(map(rename, rule.body)), rule.source, rule.ordered))
+    for relation, values in keys.items():
+        arity = len(occurrences[relation][0].args)  # type: ignore[union-attr]
+        args = tuple(Var(f"a{i}") for i in range(arity))
+        source = sources.get(relation) or next(iter(sources.values()))
+        for value in sorted(values, key=value_to_kif):
+            new_rules.setdefault(relation, []).append(
+                FlatRule(Fn(relation, args), (Fn(split_name(relation, value), args),), source))
+    try:
+        _stratify_check(_dependency_graph(new_rules), _negative_edges(new_rules))
+    except ValidationError:
+        return None
+    return new_rules, new_facts
+
+
 class Program:
     """Compiled, stratified rules of a game, ready to evaluate in contexts."""
 
     def __init__(self, rules: Sequence[Rule]) -> None:
-        self.facts: dict[str, list[Row]] = {}
-        flat_rules: dict[str, list[FlatRule]] = {}
-        for rule in rules:
-            name = rule.head.name
-            if rule.is_fact:
-                head_args = rule.head.args if isinstance(rule.head, Fn) else ()
-                self.facts.setdefault(name, []).append(tuple(map(to_value, head_args)))
-            else:
-                flat_rules.setdefault(name, []).extend(flatten(rule))
+        self.facts, flat_rules = facts_and_flat_rules(rules)
+        split = split_by_constants(flat_rules, self.facts)
+        if split is not None:
+            flat_rules, self.facts = split
         goal_directed = self._goal_directed(flat_rules)
         self.graph, self.components = self._stratify(_split_long_bodies(goal_directed))
         self.level_of_id = {id(c): c.level for c in self.components}

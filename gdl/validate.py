@@ -15,7 +15,10 @@ GDL-II's ``sees`` and ``random`` accepted):
 4. Safety: every variable of a rule (head, negation, ``distinct``) appears in a
    positive atom of the body (checked per disjunct after distributing ``or``);
    facts are ground.
-5. Stratified negation: no dependency cycle goes through a negation.
+5. Stratified negation: no dependency cycle goes through a negation, unless
+   splitting the relations on it by a constant argument removes the cycle
+   (``(goal r 100) <= (not (goal r 0))``: stratified on the ground level, and
+   played as such by every GGP engine; see :func:`gdl.prover.split_by_constants`).
 6. The recursion restriction (Definition 11 of the specification): in a rule
    whose head relation is in a cycle with a body atom's relation, each argument of
    that atom is ground, or an argument of the head, or has all its variables in
@@ -29,7 +32,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from gdl.prover import flatten, literal_variables, strongly_connected
+from gdl.prover import (
+    facts_and_flat_rules,
+    flatten,
+    literal_variables,
+    split_by_constants,
+    strongly_connected,
+)
 from gdl.terms import Const, Distinct, Fn, Literal, Not, Or, Rule, Term, term_to_kif
 from solvers.errors import GameError, Location, ValidationError
 
@@ -186,10 +195,13 @@ class _Checker:
                 component[name] = number
                 if len(scc) > 1 or name in graph[name]:
                     cyclic.add(name)
-        for head, dep in sorted(negative):
-            if component[head] == component[dep] and head in cyclic:
-                self.problem(first_rule[head], f"negation is not stratified: '{head}' depends "
-                                               f"on 'not {dep}' in a recursive cycle")
+        unstratified = [(h, d) for h, d in sorted(negative)
+                        if component[h] == component[d] and h in cyclic]
+        if unstratified and _locally_stratified(self.rules):
+            unstratified = []
+        for head, dep in unstratified:
+            self.problem(first_rule[head], f"negation is not stratified: '{head}' depends "
+                                           f"on 'not {dep}' in a recursive cycle")
         for rule in self.rules:
             self.recursion_restriction(rule, component, cyclic)
 
@@ -237,6 +249,15 @@ class _Checker:
                     self.problem(rule, f"unsafe rule: {listed} must appear in a positive "
                                        f"atom of the body of {term_to_kif(rule)}")
                     break
+
+
+def _locally_stratified(rules: Sequence[Rule]) -> bool:
+    """Whether splitting relations by a constant argument stratifies the negation
+    (see :func:`gdl.prover.split_by_constants`)."""
+    try:
+        return split_by_constants(*reversed(facts_and_flat_rules(rules))) is not None
+    except GameError:
+        return False
 
 
 def _flat_bodies(rule: Rule) -> list[tuple]:

@@ -135,3 +135,15 @@ def test_ggp_playout_json_and_trace(capsys: pytest.CaptureFixture[str], tmp_path
     assert first["state"] == sorted(first["state"]) and "(control xplayer)" in first["state"]
     assert first["legal"]["oplayer"] == ["noop"]
     assert replay(load_machine(game, engine="general"), records) == (len(records), [])
+
+
+def test_negation_stratified_on_constants_is_accepted_and_evaluated() -> None:
+    # corpus futoshiki5 / queens*: goal 100 is "not goal 0"; stratified per constant
+    text = ("(role a)\n(init (s 0))\n(<= (legal a go) (true (s 0)))\n"
+            "(<= (next (s 1)) (does a go))\n(<= terminal (true (s 1)))\n"
+            "(<= (goal a 0) (true (s 0)))\n(<= (goal a 100) (not (goal a 0)))\n")
+    assert problems_of(parse_kif(text)) == []
+    machine = load_machine(text, engine="general")
+    start = machine.initial_state()
+    assert machine.goals(start) == (0,)
+    assert machine.goals(machine.next_state(start, machine.legal_joint_moves(start)[0])) == (100,)
