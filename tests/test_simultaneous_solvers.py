@@ -262,3 +262,45 @@ def test_limits():
     seen = []
     baseline.solve(g, progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (g.num_nodes, g.num_nodes)
+
+
+def random_dag(seed: int, levels: int = 4, width: int = 6, zero_sum: bool = False,
+               chance: bool = True) -> SimultaneousGame:
+    """Nodes in layers; every entry is terminal or a child drawn from any lower layer,
+    so children are shared; some nodes are chance nodes."""
+    rng = np.random.default_rng(seed)
+    b = SimultaneousGameBuilder()
+    below: list[int] = []
+    for level in range(levels):
+        layer = []
+        for _ in range(width if level < levels - 1 else 1):
+            if chance and below and rng.random() < 0.2:
+                k = int(rng.integers(2, 4))
+                node = b.add_chance(rng.dirichlet(np.ones(k)))
+                m, n = k, 1
+            else:
+                m, n = (int(v) for v in rng.integers(1, 4, size=2))
+                node = b.add_node(m, n)
+            for i in range(m):
+                for j in range(n):
+                    if below and rng.random() < 0.6:
+                        b.set_child(node, i, j, int(rng.choice(below)))
+                    else:
+                        u0 = float(rng.integers(-2, 3))  # ties: degenerate matrices
+                        b.set_terminal(node, i, j, (u0, -u0 if zero_sum else float(rng.integers(-2, 3))))
+            layer.append(node)
+        below += layer
+    return b.build(root=below[-1])
+
+
+@pytest.mark.parametrize("zero_sum", [True, False])
+def test_random_dags_with_chance_are_certified(zero_sum):
+    for seed in range(25):
+        g = random_dag(seed, zero_sum=zero_sum)
+        bl = baseline.solve(g)
+        ih = interval_heuristic.solve(g)
+        for sol in (bl, ih):
+            cert = certificate.check(g, sol)
+            assert cert["ok"], (seed, sol.solver, cert)
+        if zero_sum:
+            assert ih.root_values == pytest.approx(bl.root_values, abs=1e-9)
