@@ -3,7 +3,8 @@
 A :class:`Connection` is one websocket after ``hello`` (or ``rejoin``); it holds the
 agent's name, its token and the seats it plays. The :class:`Lobby` seats ``ws:NAME``
 players: a match waits until a connection with that name has a free slot (its hello's
-``max_matches``, default 1), so one agent is never offered more matches than it asked for.
+``max_matches``, default 1), so one agent is never offered more matches than it asked for;
+matches queue for a busy agent, and give up only when no agent of that name is connected.
 """
 
 from __future__ import annotations
@@ -70,16 +71,24 @@ class Lobby:
         await self._notify()
 
     async def claim(self, name: str, seat: Any, timeout: float) -> Connection | None:
-        """A connection named ``name`` with a free slot, now holding ``seat``; None on timeout."""
-        async def wait() -> Connection:
-            async with self._changed:
-                while True:
-                    for conn in self.by_name.get(name, []):
-                        if conn.free:
-                            conn.seats.add(seat)
-                            return conn
-                    await self._changed.wait()
-        try:
-            return await asyncio.wait_for(wait(), timeout)
-        except TimeoutError:
-            return None
+        """A connection named ``name`` with a free slot, now holding ``seat``; None when no
+        such agent has been connected for ``timeout`` seconds (a connected agent that is
+        busy in other matches is waited for: tournaments queue for it)."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        async with self._changed:
+            while True:
+                conns = self.by_name.get(name, [])
+                for conn in conns:
+                    if conn.free:
+                        conn.seats.add(seat)
+                        return conn
+                if conns:
+                    deadline = loop.time() + timeout
+                left = deadline - loop.time()
+                if left <= 0:
+                    return None
+                try:
+                    await asyncio.wait_for(self._changed.wait(), left)
+                except TimeoutError:
+                    pass

@@ -69,3 +69,18 @@ async def test_tournament_runs_concurrently_and_is_recorded(tmp_path) -> None:
     assert len(records.list_matches(result.id)) == 6
     assert bar.getvalue().endswith("\n") and "6/6" in bar.getvalue()
     records.close()
+
+
+async def test_tournament_queues_for_a_busy_websocket_agent(tmp_path) -> None:
+    from test_server_support import ScriptedAgent
+
+    records = Records(tmp_path / "q.sqlite")
+    # seat_wait is short, but bob is connected: matches wait for him instead of aborting
+    async with MatchServer(records, port=0, seat_wait=0.2) as server:
+        bob = await ScriptedAgent(server.url, "bob").start()
+        result = await run_tournament(server, [Pennies()], ["ws:bob", "random?delay=0.1",
+                                                            "first?delay=0.1"],
+                                      swap_roles=True, concurrency=6, seed=1)
+        await bob.stop()
+    assert [o.status for o in result.outcomes] == ["completed"] * 6
+    records.close()
