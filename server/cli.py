@@ -218,7 +218,7 @@ def tournament_main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(result.to_json()))
     else:
-        print(f"tournament {result.id}: {len(result.outcomes)} matches "
+        print(f"tournament {result.id}: {len(result.outcomes)} matches, seed {result.seed} "
               f"(database {args.db})")
         print(format_standings(result.table))
     return 0

@@ -178,10 +178,12 @@ class TournamentResult:
     pairings: list[Pairing]
     outcomes: list[MatchOutcome]
     table: list[Standing]
+    seed: int
 
     def to_json(self) -> dict[str, Any]:
         return {
             "tournament": self.id,
+            "seed": self.seed,
             "players": self.names,
             "matches": [{"match": o.match, "game": p.game.name,
                          "players": [self.names[e] for e in p.entrants], "round": p.round,
@@ -227,4 +229,4 @@ async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
         raise
     table = standings(pairings, outcomes, names)
     await server.records.finish_tournament(tid, "completed", [s.to_json() for s in table])
-    return TournamentResult(tid, names, pairings, list(outcomes), table)
+    return TournamentResult(tid, names, pairings, list(outcomes), table, seed)
