@@ -148,10 +148,10 @@ def welcome(name: str, heartbeat: float) -> dict[str, Any]:
 
 
 def offer(match: str, role: str, roles: list[str], game: dict[str, str], startclock: float,
-          playclock: float, seed: int, step: int = 0, rejoin: bool = False) -> dict[str, Any]:
+          playclock: float, step: int = 0, rejoin: bool = False) -> dict[str, Any]:
+    # never the match seed: it drives chance, and an agent must not foresee the deal
     message = {"type": "offer", "match": match, "role": role, "roles": list(roles),
-               "game": game, "startclock": startclock, "playclock": playclock,
-               "seed": seed, "step": step}
+               "game": game, "startclock": startclock, "playclock": playclock, "step": step}
     if rejoin:
         message["rejoin"] = True
     return message

@@ -30,6 +30,7 @@ async def test_ws_agent_against_builtin(server) -> None:
     offer = alice.of_type("offer")[0]
     assert offer["role"] == "row" and offer["roles"] == ["row", "col"]
     assert offer["game"]["format"] == "efg"
+    assert "seed" not in offer  # the seed drives chance: agents must not foresee it
     steps = alice.of_type("step")
     # each role sees only its own moves
     assert steps[-1]["observation"] == ["heads", "heads"]

@@ -64,7 +64,7 @@ class WsSeat:
         seat = self.seat
         assert seat is not None
         return protocol.offer(seat.match, seat.role_name, seat.roles, seat.game.description(),
-                              seat.startclock, seat.playclock, seat.seed, step=self.step,
+                              seat.startclock, seat.playclock, step=self.step,
                               rejoin=rejoin)
 
     def _request(self, open_: _Open) -> dict[str, Any]:
