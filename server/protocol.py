@@ -238,6 +238,8 @@ def match_legal_move(fmt: str, move: Any, legal: list[str]) -> tuple[str | None,
     """(the legal move meant, ``""``) or (``None``, the GGP error code ``IL ...``)."""
     if not isinstance(move, str) or len(move) > MAX_MOVE_CHARS or not move.strip():
         return None, "IL null"
+    if move in legal:  # the common case: the agent echoed one of the strings it was given
+        return move, ""
     wanted = normalize_move(fmt, move.strip())
     for candidate in legal:
         if normalize_move(fmt, candidate) == wanted:
