@@ -552,11 +552,20 @@ class Program:
 
         graph = _dependency_graph(flat_rules)
         dynamic = _reaching(graph, {"true", "does"})
-        try:
-            rewritten = magic_rewrite(flat_rules, {h for h in flat_rules if h in dynamic})
-            _stratify_check(_dependency_graph(rewritten), _negative_edges(rewritten))
-        except (ValidationError, _UnboundVariables):
-            return flat_rules
+        candidates = {h for h in flat_rules if h in dynamic}
+        while True:
+            try:
+                rewritten = magic_rewrite(flat_rules, candidates)
+            except _UnboundVariables:
+                return flat_rules
+            # relations on a cycle through negation stay unrewritten; try the rest
+            cyclic = _unstratified(_dependency_graph(rewritten), _negative_edges(rewritten))
+            if not cyclic:
+                break
+            bases = {name.removeprefix("magic ").split(" [", 1)[0] for name in cyclic}
+            if not bases & candidates:
+                return flat_rules
+            candidates -= bases
         for name in rewritten:
             base = name.split(" [", 1)[0]
             if name != base and not name.startswith("magic ") and base in self.facts:
@@ -731,6 +740,16 @@ def _dependency_graph(flat_rules: dict[str, list[FlatRule]]) -> dict[str, set[st
 def _negative_edges(flat_rules: dict[str, list[FlatRule]]) -> set[tuple[str, str]]:
     return {(head, dep[0]) for head, rules in flat_rules.items() for rule in rules
             for dep in map(literal_relation, rule.body) if dep is not None and dep[1]}
+
+
+def _unstratified(graph: dict[str, set[str]], negative: set[tuple[str, str]]) -> set[str]:
+    """The relations of the SCCs that contain a negative edge."""
+    found: set[str] = set()
+    for scc in strongly_connected(graph):
+        members = set(scc)
+        if any(h in members and d in members for h, d in negative):
+            found |= members
+    return found
 
 
 def _stratify_check(graph: dict[str, set[str]],
