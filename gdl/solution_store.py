@@ -11,7 +11,7 @@ the same game however its rules are ordered or its variables named:
 
 File format: JSON lines (gzip-compressed when the name ends in ``.gz``). The
 first line is the header ``{"format": "ggp-gdl-solution", "version": 1,
-"rules_hash", "game", "roles", "solver", "values", "states"}``; every other line
+"rules_hash", "game", "roles", "solver", "values"}``; every other line
 is one state as the ``--strategy`` file writes it: ``{"node": [KIF facts],
 "strategy": {role: {move KIF: probability}}, "values": {role: value}}``.
 A baseline solution holds every non-terminal state, an IH solution the states
