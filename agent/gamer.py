@@ -7,13 +7,15 @@ Clock safety (the architecture's invariant 4):
 
 1. All thinking happens in a worker process (:mod:`agent.worker`), started ahead of
    time (spawned while idle) so a START does not pay for the interpreter start-up.
+   During a match no spare is kept (it would compete for the CPU); a replacement
+   starts cold, with the general engine.
 2. For each move the gamer sends the previous joint move and a think-until time a
    little before ``deadline`` (the handler's arrival time + clock - safety margin);
    the worker first answers the legal moves, then its choice.
 3. The event loop waits on the pipe without blocking. If no choice arrives by the
    deadline, or the worker died, the gamer answers a random legal move (seeded) from
-   the list the worker sent; a late or dead worker is replaced by a new one that
-   replays the match history, so the next move is searched again.
+   the list the worker sent; a dead (or long silent) worker is replaced by a new
+   one that replays the match history, so the next moves are searched again.
 4. Every decision is logged (method, value estimate, playouts, time).
 """
 
@@ -36,8 +38,7 @@ from solvers.errors import GameError
 log = logging.getLogger("agent")
 
 REPLY_SLACK = 0.25  # seconds kept between the worker's think-until and the deadline
-MAX_MISSES = 2  # consecutive late answers after which a live worker is replaced
-MAX_SILENT_STEPS = 6  # ... or steps without even the legal moves from it
+SILENT_LIMIT = 60.0  # seconds without a word after which a live worker is replaced
 
 
 class WorkerDied(Exception):
@@ -59,6 +60,7 @@ class Worker:
         theirs.close()
         self.conn = Connection(ours.detach())
         self._seq = 0
+        self.last_heard = time.monotonic()  # when it last sent anything (or was started)
 
     @property
     def alive(self) -> bool:
@@ -80,6 +82,7 @@ class Worker:
             try:
                 while self.conn.poll():
                     answer = self.conn.recv()
+                    self.last_heard = time.monotonic()
                     if answer[1] == seq:
                         return answer
             except (EOFError, OSError):
@@ -122,7 +125,6 @@ class Gamer:
         self._match: tuple[GameSpec, str] | None = None
         self._history: list[Sequence[str] | None] = []
         self._legal: list[str] = []
-        self._misses = 0
         self.decisions: list[dict[str, Any]] = []  # every decision of the current match
         self._lock = asyncio.Lock()
 
@@ -130,6 +132,10 @@ class Gamer:
         """Start the next match's worker now, so a START does not wait for it."""
         if self._spare is None or not self._spare.alive:
             self._spare = Worker(self._crash_at_step)
+            try:
+                self._spare.send("ping")  # it loads everything it may need, then answers
+            except WorkerDied:
+                self._spare = None
 
     async def ready(self, timeout: float = 30.0) -> bool:
         """Start the spare worker and wait until it has loaded its modules."""
@@ -137,13 +143,14 @@ class Gamer:
         try:
             seq = self._spare.send("ping")
             return await self._spare.receive(seq, time.monotonic() + timeout) is not None
-        except WorkerDied:
+        except (WorkerDied, AttributeError):  # AttributeError: no spare could start
             return False
 
     def _take_worker(self) -> Worker:
-        self.warm_up()
+        """The spare if there is one, else a cold worker (no time to warm up)."""
         worker, self._spare = self._spare, None
-        assert worker is not None
+        if worker is None or not worker.alive:
+            worker = Worker(self._crash_at_step)
         self._crash_at_step = None  # the test hook crashes the first worker only
         return worker
 
@@ -157,7 +164,6 @@ class Gamer:
         self._history = []
         self.decisions = []
         self._worker = self._take_worker()
-        self.warm_up()  # a spare stays ready in case the worker must be replaced
         try:
             info = await self._start_worker(self._worker, deadline)
         except GameError:
@@ -227,7 +233,6 @@ class Gamer:
                 seq = worker.send(*request)
                 answer = await worker.receive(seq, deadline)
             if answer is not None and answer[0] == "move":
-                self._misses = 0
                 return answer[2], answer[3]
             broken = answer is not None
             reason = "no answer in time" if answer is None else answer[2]
@@ -239,14 +244,13 @@ class Gamer:
         """A random legal move now. A dead, confused or repeatedly late worker is
         replaced by one that replays the history, ready for the next step."""
         log.warning("fallback move: %s", reason)
-        # A worker that said the legal moves but not its choice is stuck in a search;
-        # one that said nothing may still be replaying the match (do not kill it early).
-        self._misses += 1 if fresh else 1 / MAX_SILENT_STEPS * MAX_MISSES
-        if broken or self._misses >= MAX_MISSES:
+        # A live worker that is merely slow (building a big game, a loaded machine)
+        # catches up by itself: its late answers are skipped. Replacing it would start
+        # that work over, so only a dead, confused or long-silent one is replaced.
+        silent = time.monotonic() - self._worker.last_heard > SILENT_LIMIT
+        if broken or silent:
             self._worker.close()
             self._worker = self._restarted_worker()
-            self.warm_up()
-            self._misses = 0
         # Without this step's list (the worker died before saying it), the last one
         # known: if that move is illegal now, the manager plays a random legal move.
         move = self._rng.choice(self._legal) if self._legal else "noop"

@@ -6,7 +6,8 @@ a pipe and answers them (the protocol is in :mod:`agent.gamer`).
 
 Choosing a GDL move (:class:`GdlBrain`):
 
-1. Start clock: build the state machine; a stored solution for the same rules
+1. Start clock: build the state machine (the general engine when the start clock is
+   under ``compile_seconds``, else "auto"); a stored solution for the same rules
    (``rules_hash``, :mod:`gdl.solution_store`) is loaded when there is one; else a
    two-player game gets an exact pre-solve (:func:`solvers.search.solve_exact`)
    for at most half the start clock and ``presolve_nodes`` nodes; the rest of the
@@ -52,6 +53,9 @@ class BrainOptions:
     memory_mb: int = 4096  # address-space limit of the worker (0: none)
     solutions: str | None = None  # folder of stored solutions (ggp solve --save)
     engine: str = "auto"  # GDL engine: "auto", "compiled" or "general"
+    # With less start clock than this, "auto" means the general engine: it builds in
+    # a fraction of a second, compiling a big game can take seconds.
+    compile_seconds: float = 3.0
 
 
 @dataclass(frozen=True)
@@ -76,12 +80,17 @@ def role_index(roles: Sequence[str], role: str) -> int:
 class GdlBrain:
     """One GDL match (module docstring, steps 1-3)."""
 
-    def __init__(self, spec: GameSpec, role: str, options: BrainOptions) -> None:
+    def __init__(self, spec: GameSpec, role: str, options: BrainOptions,
+                 until: float | None = None) -> None:
         from gdl.machine import load_machine
         from solvers.search import MCTS, SearchConfig
 
         self.options = options
-        self.machine = load_machine(spec.text, engine=options.engine, name=spec.name)
+        engine = options.engine
+        if engine == "auto" and until is not None \
+                and until - time.monotonic() < options.compile_seconds:
+            engine = "general"
+        self.machine = load_machine(spec.text, engine=engine, name=spec.name)
         self.role = role_index(self.machine.roles, role)
         # GDL-II's nature role is played by the manager; it never chooses strategically.
         self.chance = tuple(i for i, r in enumerate(self.machine.roles) if r == "random")
@@ -316,9 +325,10 @@ def _limit_memory(megabytes: int) -> None:
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
 
-def make_brain(spec: GameSpec, role: str, options: BrainOptions):  # -> GdlBrain | PlayableBrain
+def make_brain(spec: GameSpec, role: str, options: BrainOptions,
+               until: float):  # -> GdlBrain | PlayableBrain
     if spec.format == "gdl":
-        return GdlBrain(spec, role, options)
+        return GdlBrain(spec, role, options, until)
     return PlayableBrain(spec, role, options)
 
 
@@ -334,9 +344,7 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
     """
     import os
 
-    import scipy.optimize  # noqa: F401 - import while idle, not on a clock (~1 s)
-
-    import gdl.machine  # noqa: F401
+    import gdl.machine  # noqa: F401 - import while idle, not on a clock
     import solvers.search  # noqa: F401
 
     brain = None
@@ -349,12 +357,14 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
         try:
             if kind == "quit":
                 return
-            if kind == "ping":
+            if kind == "ping":  # a spare warming up: load the LP solver now (~1 s), not
+                import scipy.optimize  # noqa: F401 - in a replacement's first moves
+
                 conn.send(("pong", seq))
             if kind == "start":
                 _, _, spec, role, options, history, until = request
                 _limit_memory(options.memory_mb)
-                brain = make_brain(spec, role, options)
+                brain = make_brain(spec, role, options, until)
                 for moves in history:
                     brain.advance(moves)
                 conn.send(("ready", seq, brain.metagame(until)))

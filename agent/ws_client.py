@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import random
 import secrets
 import time
 from typing import Any
@@ -46,6 +47,7 @@ class WsAgent:
         self.format = "gdl"
         self.results: dict[str, Any] = {}
         self.done = asyncio.Event()
+        self.rng = random.Random(gamer.options.seed)
 
     def _deadline(self, received: float, seconds: float) -> float:
         return received + max(0.0, float(seconds) - self.margin)
@@ -95,8 +97,10 @@ class WsAgent:
         deadline = self._deadline(received, message["deadline"])
         legal = list(message["legal"])
         observation = message.get("observation")
-        if self.format == "gdl":
-            move = await self.gamer.play(observation, deadline, legal=legal)
+        if not self.gamer.in_match:  # the game could not be built: any legal move
+            move = self.rng.choice(legal)
+        elif self.format == "gdl":
+            move = await self.gamer.play(_last_moves(observation), deadline, legal=legal)
         else:
             move = await self.gamer.choose(observation, legal, deadline)
         await self.send({"type": "move", "match": self.match, "step": message["step"],
@@ -105,8 +109,9 @@ class WsAgent:
     async def _end(self, message: dict[str, Any], received: float) -> None:
         if message.get("match") != self.match:
             return
-        if self.format == "gdl":
-            await self.gamer.stop(message.get("observation"), self._deadline(received, 1.0))
+        if self.format == "gdl" and self.gamer.in_match:
+            await self.gamer.stop(_last_moves(message.get("observation")),
+                                  self._deadline(received, 1.0))
         else:
             self.gamer.abort()
         self._over(message["match"], {"status": message.get("status"),
@@ -119,6 +124,13 @@ class WsAgent:
         self.finished += 1
         if self.max_matches is not None and self.finished >= self.max_matches:
             self.done.set()
+
+
+def _last_moves(observation: Any) -> list[str] | None:
+    """The previous joint move (every role's, in role order) from a GDL observation."""
+    if isinstance(observation, dict):
+        return observation.get("last_moves")
+    return observation
 
 
 async def run_client(url: str, name: str, gamer: Gamer, *, token: str | None = None,

@@ -23,7 +23,7 @@ from agent.worker import BrainOptions
 pytest.importorskip("gdl.machine")
 from gdl.machine import load_machine  # noqa: E402
 
-ENGINE = "general"
+ENGINE = "auto"
 MARGIN = 0.25
 
 
@@ -46,6 +46,12 @@ async def post(port: int, message: str, timeout: float) -> str | None:
     return reply.decode().strip()
 
 
+async def timed_post(port: int, message: str, timeout: float) -> tuple[str | None, float]:
+    started = time.monotonic()
+    answer = await post(port, message, timeout)
+    return answer, time.monotonic() - started
+
+
 async def run_match(path: Path, ports: list[int], start_clock: float, play_clock: float,
                     match_id: str = "test.match") -> dict:
     """A ggp-base-like record: moves and errors per step, goal values."""
@@ -59,10 +65,10 @@ async def run_match(path: Path, ports: list[int], start_clock: float, play_clock
     state, previous = machine.initial_state(), "NIL"
     record: dict = {"moves": [], "errors": [], "answer_times": []}
     while not machine.is_terminal(state):
-        started = time.monotonic()
-        answers = await asyncio.gather(*(
-            post(port, f"(PLAY {match_id} {previous})", play_clock + 1) for port in ports))
-        record["answer_times"].append(time.monotonic() - started)
+        timed = await asyncio.gather(*(
+            timed_post(port, f"(PLAY {match_id} {previous})", play_clock + 1) for port in ports))
+        answers = [answer for answer, _ in timed]
+        record["answer_times"].append([seconds for _, seconds in timed])
         joint, errors = [], []
         for r, answer in enumerate(answers):
             legal = machine.legal_moves(state, r)

