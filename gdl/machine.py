@@ -139,7 +139,9 @@ class GeneralMachine(StateMachine):
 
     def _info(self, state: State) -> _StateInfo:
         info = self._contexts.get(state)
-        if info is None:
+        if info is not None:
+            self._contexts.move_to_end(state)
+        else:
             facts = self._facts
             true_rows = [(facts[i],) for i in state]  # type: ignore[attr-defined]
             info = _StateInfo(Context(self.program, LEVEL_STATE, self._static, {"true": true_rows}))
@@ -275,6 +277,12 @@ def load_machine(source: str | Path | list[Rule], *, engine: str = "auto",
                 if engine == "compiled":
                     raise
                 reason = exc.message
+            except (RecursionError, MemoryError, ValueError, KeyError, TypeError) as exc:
+                # "auto" must still give a working machine; the reason names the failure
+                if engine == "compiled":
+                    raise GameError(f"compiled engine failed: {type(exc).__name__}: {exc}"
+                                    ) from exc
+                reason = f"compiled engine failed: {type(exc).__name__}: {exc}"
         if engine == "compiled":
             raise GameError(f"engine 'compiled' unavailable: {reason}")
     machine = GeneralMachine(rules, name=game_name)

@@ -83,3 +83,14 @@ def test_prover_tests_parse() -> None:
     counts = {f.name: len(parse_kif(f.read_text(), str(f))) for f in sorted(folder.glob("*.kif"))}
     assert len(counts) == 24
     assert all(n > 0 for n in counts.values())
+
+
+def test_rules_hash_ignores_rule_order_and_variable_names() -> None:
+    from gdl.machine import rules_hash
+
+    a = parse_kif("(role x)\n(<= (p ?a ?b) (q ?a) (r ?b))\n(q 1)")
+    b = parse_kif("(q 1)\n(ROLE x)\n(<= (p ?u ?v) (q ?u) (r ?v))")
+    c = parse_kif("(role x)\n(<= (p ?a ?b) (q ?b) (r ?a))\n(q 1)")
+    assert rules_hash(a) == rules_hash(b)
+    assert rules_hash(a) != rules_hash(c)
+    assert len(rules_hash(a)) == 64
