@@ -17,6 +17,8 @@ from websockets.exceptions import ConnectionClosed
 
 from server.protocol import encode
 
+SEND_TIMEOUT = 10.0  # seconds a message may wait for a slow reader
+
 
 class Connection:
     """One logged-in agent socket."""
@@ -34,12 +36,20 @@ class Connection:
         return not self.closed and len(self.seats) < self.max_matches
 
     async def send(self, message: dict[str, Any]) -> bool:
-        """Send one message; False when the socket is gone (the caller decides what that means)."""
+        """Send one message; False when the socket is gone (the caller decides what that means).
+
+        An agent that stops reading would make ``send`` wait for ever once the socket
+        buffers are full and stall its matches: after ``SEND_TIMEOUT`` it is cut off
+        (its seats then play ``CE`` until it rejoins)."""
         if self.closed:
             return False
         try:
-            await self.ws.send(encode(message))
+            await asyncio.wait_for(self.ws.send(encode(message)), SEND_TIMEOUT)
         except ConnectionClosed:
+            return False
+        except TimeoutError:
+            self.closed = True
+            self.ws.transport.abort()
             return False
         return True
 

@@ -166,3 +166,22 @@ async def test_operator_abort_is_recorded_and_told(server) -> None:
     assert eve.ends[match.id]["type"] == "abort"
     assert server.records.get_match(match.id)["status"] == "aborted"
     await eve.stop()
+
+
+async def test_an_agent_that_stops_reading_is_cut_off(server, monkeypatch) -> None:
+    from server import connections
+
+    monkeypatch.setattr(connections, "SEND_TIMEOUT", 0.5)
+
+    class Loud(Pennies):  # 4 MB observations fill any socket buffer
+        def observation(self, state, role):
+            return "x" * (4 << 20)
+
+    ws = await connect(server.url, max_size=None, max_queue=1, close_timeout=0.1)
+    await ws.send(json.dumps({"type": "hello", "name": "deaf", "token": "deaf-token-1"}))
+    await ws.recv()  # welcome; from now on this client reads nothing
+    outcome = await server.play_match(Loud(), ["ws:deaf", "first"], startclock=0.5,
+                                      playclock=0.5, seed=1)
+    ws.transport.abort()  # a polite close would wait for a reader that never reads
+    assert outcome.status == "completed"
+    assert outcome.errors[-1][0] in ("CE", "TO")
