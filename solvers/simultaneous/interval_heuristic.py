@@ -36,6 +36,15 @@ Deviations from the printed pseudo-code (``../shared/reference/THESIS-NOTES.md``
 * When the pivot moves to a child entry, the subgame solved for the test *is* the new
   pivot's solution (Algorithm 9 lines 10-12 re-solve it): one solution per node, so
   the value the test assumed is the value used.
+* GETEQUILIBRIUM(sigma(x', y), 0, false) asks for an SPE of the subgame with minimal
+  utility for player 0. We solve the subgame like the baseline, choosing at its top
+  node the equilibrium worst for player 0 (selection ``min0``: Algorithm 2 among pure
+  equilibria, Algorithm 4 without one) and the run's selection below it; the exact
+  minimum over all SPEs of a general-sum subgame is not computed. Any SPE of the
+  subgame is a valid witness; in zero-sum games the value is unique anyway.
+* The subgames of all deviations a pass may test are solved in one batch (player 1's
+  for the current pivot too, before player 0's pass ends); when the pivot moves a few
+  may go unused. This only saves numpy overhead: each is an SPE of its subgame.
 * On a DAG every node is solved once (memoised): a node already solved (in the pbs or
   in a witness subgame) keeps its solution, so a shared node has one strategy.
   The witness for a deviation is then that solution, which need not be the worst
