@@ -145,7 +145,7 @@ def _matrix_games(table: TripleTable, value: np.ndarray, discount: float,
     cost = np.r_[np.zeros(n_pi), -np.ones(n_states)]
     lower = np.r_[np.zeros(n_pi), np.full(n_states, -np.inf)]
     res = solve_lp(cost, a_ub, np.zeros(n_con), a_eq, np.ones(n_states), lower,
-                   np.full(n_pi + n_states, np.inf), "presolve matrix-game")
+                   np.full(n_pi + n_states, np.inf), "presolve matrix-game", presolve=True)
     sigma2 = np.clip(-res.ineq_duals, 0.0, None)
     mass = np.add.reduceat(sigma2, a2_start[:-1])
     sigma2 /= np.where(mass > 0, mass, 1.0)[con_state]
