@@ -87,6 +87,9 @@ def serve_main(argv: list[str]) -> int:
                         help="require this token in control messages (create/abort/list)")
     parser.add_argument("--max-connections", type=int, default=1024)
     args = parser.parse_args(argv)
+    for folder in args.games:
+        if not Path(folder).is_dir():
+            raise GameError(f"--games {folder}: not a folder")
     _setup_logging()
     records = Records(args.db)
     try:
