@@ -71,17 +71,19 @@ def test_symmetric_positions_have_mirrored_values(tictactoe, solved) -> None:
 LINES = [(0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6)]
 
 
-def thesis_variant_reference() -> tuple[float, int]:
+def thesis_variant_reference(keeper_takes_last: bool = False) -> tuple[float, int]:
     """(p0's value, number of states) of section 5.1's variant, computed independently
     of GDL and of our solvers: the board rules written directly, backward induction
-    with a saddle point or scipy's LP at each state (boards are 9-tuples of x/o/b)."""
+    with a saddle point or scipy's LP at each state (boards are 9-tuples of x/o/b).
+    ``keeper_takes_last``: the other reading of the last blank cell (the keeper of
+    the clash on it marks it) instead of a draw."""
     states = set()
 
     def outcome(board) -> float | None:
         x, o = (any(all(board[i] == m for i in line) for line in LINES) for m in "xo")
         if x != o:
             return 100.0 if x else 0.0
-        return 50.0 if x or board.count("b") < 2 else None
+        return 50.0 if x or board.count("b") < (1 if keeper_takes_last else 2) else None
 
     def matrix_value(a: np.ndarray) -> float:
         if a.min(1).max() == a.max(0).min():
@@ -112,6 +114,8 @@ def thesis_variant_reference() -> tuple[float, int]:
         keep, pick = ("o", "x") if keeper == 1 else ("x", "o")
         options = [value(marked(board, [(clash, keep), (j, pick)]), 1 - keeper, None)
                    for j in blank if j != clash]
+        if not options:   # the last cell: only the keeper marks
+            return value(marked(board, [(clash, keep)]), 1 - keeper, None)
         return max(options) if keeper == 1 else min(options)   # the other player picks
 
     return value(tuple("b" * 9), 1, None), len(states)
@@ -124,6 +128,8 @@ def test_thesis_variant_favours_the_first_keeper() -> None:
     assert result.values() == {"p0": 37.5, "p1": 62.5}
     reference, states = thesis_variant_reference()
     assert reference == pytest.approx(37.5) and states == result.expansion.graph.n_states
+    # the reading of the last blank cell does not change the value
+    assert thesis_variant_reference(keeper_takes_last=True)[0] == pytest.approx(37.5)
     ih = solve_expansion(result.expansion, "ih")[0]
     assert ih.root_values == pytest.approx((37.5, 62.5), abs=1e-9)
 
