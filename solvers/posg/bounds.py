@@ -1,4 +1,4 @@
-"""Value-function bounds of one-sided POSG HSVI (Horák et al., AI 2023, section 5).
+"""Value-function bounds of one-sided POSG HSVI (Horák et al., AI 2023).
 
 The value V*(b) of a belief b over a partition's states is convex and
 ``delta``-Lipschitz in the L1 norm.

@@ -3,7 +3,8 @@
 Horák, Bošanský, Pěchouček: "Heuristic Search Value Iteration for One-Sided Partially
 Observable Stochastic Games", AAAI 2017; Horák, Bošanský, Kovařík, Kiekintveld:
 "Solving zero-sum one-sided partially observable stochastic games", Artificial
-Intelligence 316 (2023), Algorithm 2.
+Intelligence (2023), doi:10.1016/j.artint.2022.103838 (its LP equations are cited by
+number in ``stage_lp.py``).
 
 1. Presolve (``presolve.py``): lower bound = P1 uniform (one alpha-vector per
    partition), upper bound = P1 seeing the state (one point per simplex vertex).
@@ -34,13 +35,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.posg.bounds import LowerBound, UpperBound
-from solvers.posg.model import PosgModel
+from solvers.posg.model import PartitionBlock, PosgModel
 from solvers.posg.presolve import (
     TripleTable,
     perfect_information_upper_bound,
     uniform_lower_bound,
 )
-from solvers.posg.stage_lp import lower_stage, next_beliefs, upper_stage
+from solvers.posg.stage_lp import StageSolution, lower_stage, next_beliefs, upper_stage
 
 MAX_DEPTH = 1000          # a trial never goes deeper (guards against a stuck trial)
 PRUNE_GROWTH = 2.0        # prune the vectors when their number grew by this factor
@@ -87,7 +88,9 @@ class Hsvi:
         p, b = self.model.initial_partition, self.model.initial_belief
         return self.lower.value(p, b), self.upper.value(p, b)
 
-    def _update(self, partition: int, belief: np.ndarray):
+    def _update(self, partition: int, belief: np.ndarray,
+                ) -> tuple[PartitionBlock, StageSolution, StageSolution]:
+        """Solve both stage games at the belief and add what they prove to the bounds."""
         block = self.model.partition_block(partition)
         gamma = self.model.discount
         low, alpha = lower_stage(block, belief, self.lower, gamma)

@@ -1,4 +1,4 @@
-"""Playing a one-sided POSG from HSVI bounds (Horák et al., AI 2023, section 7).
+"""Playing a one-sided POSG from its HSVI bounds (Horák et al., AI 2023).
 
 P1 plays the lower-bound stage strategy at its current belief: the strategy the
 alpha-vectors certify. P2 plays its upper-bound stage strategy at P1's belief,

@@ -1,4 +1,4 @@
-"""Presolve bounds for one-sided POSG HSVI (Horák et al., AI 2023, section 6.1).
+"""Presolve bounds for one-sided POSG HSVI (Horák et al., AI 2023).
 
 Lower bound: the value of P1 playing uniformly in every partition against P2's best
 response, one alpha-vector per partition. Upper bound: the value of the game in which
