@@ -126,8 +126,9 @@ def test_thesis_variant_has_middle_nodes_and_no_step_limit() -> None:
     assert "(keeper p0)" in expansion.node_facts(int(after))
 
 
-def test_turn_based_game_has_one_action_sides() -> None:
-    expansion = expand(load_machine(NIM))
+@pytest.mark.parametrize("engine", ["compiled", "general"])
+def test_turn_based_game_has_one_action_sides(engine) -> None:
+    expansion = expand(load_machine(NIM, engine=engine))
     game = expansion.game
     assert game.shape(0) == (2, 1)          # first moves, second plays noop
     assert expansion.graph.constant_sum == 100.0
@@ -137,8 +138,9 @@ def test_turn_based_game_has_one_action_sides() -> None:
     assert game.entry_payoff[game.entries(take_two)][0].tolist() == [0.0, 100.0]
 
 
-def test_random_role_becomes_chance_nodes() -> None:
-    expansion = expand(load_machine(COIN))
+@pytest.mark.parametrize("engine", ["compiled", "general"])
+def test_random_role_becomes_chance_nodes(engine) -> None:
+    expansion = expand(load_machine(COIN, engine=engine))
     game = expansion.game
     assert expansion.player_roles == ("guesser", "hider")
     assert game.shape(0) == (1, 1)
