@@ -168,7 +168,8 @@ def table_4_2(games: int, lcp_games: int, lcp_timeout: float, seed: int, say,
         say(f"(2,{d})   {bl_med:>9.2e} [{t[2]:>8.2e}] {bl_mean:>9.2e} [{t[0]:>8.2e}] "
             f"{med_text:>9} [{t[3]:>8.3g}] {mean_text:>9} [{t[1]:>8.4g}] {runs:>9} {ratio_text:>14}"
             + (f"  ({bad} certificates failed)" if bad else ""))
-        out[d] = {"bl_median": bl_med, "bl_mean": bl_mean, "lcp": lcp, "ratio": ratio,
+        out[d] = {"bl_median": bl_med, "bl_mean": bl_mean, "ratio": ratio,
+                  "lcp": [None if x == float("inf") else x for x in lcp],  # None: timeout
                   "certificate_failures": bad}
     return out
 
