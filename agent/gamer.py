@@ -178,6 +178,9 @@ class Gamer:
         try:
             seq = worker.send("start", spec, role, self.options, list(self._history), until)
             answer = await worker.receive(seq, deadline)
+            if answer is not None and answer[0] == "legal":
+                self._legal = answer[2]
+                answer = await worker.receive(seq, deadline)
         except WorkerDied as exc:
             raise GameError(f"the worker could not start the game: {exc}") from None
         if answer is None:
@@ -219,7 +222,8 @@ class Gamer:
             self._worker = self._restarted_worker()
         worker = self._worker
         until = deadline - min(REPLY_SLACK, max(0.0, deadline - time.monotonic()) / 10)
-        fresh = request[0] != "play"  # is self._legal this step's list?
+        # Is self._legal this step's list? (at step 1: the one the start reported)
+        fresh = request[0] != "play" or (request[1] is None and bool(self._legal))
         broken = False  # replace the worker: it died or answered nonsense
         try:
             if request[0] == "play":

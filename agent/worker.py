@@ -339,7 +339,8 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
     ``("play", seq, moves, until)`` (GDL), ``("choose", seq, observation, legal)``,
     ``("goals", seq, moves)``, ``("ping", seq)``, ``("quit",)``. Answers carry the request's ``seq``:
     ``("ready", seq, info)``, ``("legal", seq, moves)``, ``("move", seq, move, info)``,
-    ``("goals", seq, goals)``, ``("pong", seq)``, ``("error", seq, message)``. ``crash_at_step`` is a
+    ``("goals", seq, goals)``, ``("pong", seq)``, ``("error", seq, message)``; a GDL
+    ``start`` and every ``play`` first answer ``("legal", seq, moves)``. ``crash_at_step`` is a
     test hook: the process dies in that step's search.
     """
     import os
@@ -367,6 +368,8 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
                 brain = make_brain(spec, role, options, until)
                 for moves in history:
                     brain.advance(moves)
+                if isinstance(brain, GdlBrain) and not brain.machine.is_terminal(brain.state):
+                    conn.send(("legal", seq, brain.legal()))  # the fallback for step 1
                 conn.send(("ready", seq, brain.metagame(until)))
             elif kind == "play":
                 _, _, moves, until = request
@@ -383,11 +386,20 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
             elif kind == "goals":
                 brain.advance(request[2])
                 conn.send(("goals", seq, brain.goals()))
+        except OSError:  # the agent is gone (broken pipe): nothing left to serve
+            return
         except GameError as exc:
-            conn.send(("error", seq, str(exc)))
+            _answer(conn, ("error", seq, str(exc)))
         except Exception as exc:  # report, keep serving: the agent decides what to do
             log.exception("worker failed on %s", kind)
-            conn.send(("error", seq, f"internal error: {type(exc).__name__}: {exc}"))
+            _answer(conn, ("error", seq, f"internal error: {type(exc).__name__}: {exc}"))
+
+
+def _answer(conn, message: tuple) -> None:
+    try:
+        conn.send(message)
+    except OSError:
+        pass  # the agent is gone; the next recv ends the loop
 
 
 if __name__ == "__main__":  # python -m agent.worker FD [CRASH_AT_STEP]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import re
+import socket
+import sys
 import time
 from pathlib import Path
 
@@ -148,3 +150,48 @@ async def test_puzzle_is_solved() -> None:
         record = await run_match(path, ports, 1, 0.6)
     assert_clean(record)
     assert record["goals"] == [100]  # maze's only full score: fetch the gold, bring it back
+
+
+async def test_our_server_drives_ggp_agent_http_processes(tmp_path) -> None:
+    """``ggp agent --http`` processes seated as ``http://`` players by our match server."""
+    pytest.importorskip("gdl.playable")
+    from gdl.loader import load_game
+    from server.app import MatchServer
+    from server.records import Records, ggp_base_json
+
+    game = load_game(shared_path("gdl-corpus", "repository", "ticTacToe.kif"))
+    ports = [free_port(), free_port()]
+    agents = [await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "ggp_cli", "agent", "--http", str(port), "--name", f"p{port}",
+        "--margin", "0.3", "--quiet") for port in ports]
+    try:
+        for port in ports:
+            await wait_for_info(port)
+        records = Records(tmp_path / "matches.sqlite")
+        async with MatchServer(records, port=0) as server:
+            outcome = await server.play_match(
+                game, [f"http://127.0.0.1:{port}" for port in ports], startclock=4,
+                playclock=1.5, seed=3)
+        record = ggp_base_json(records.get_match(outcome.match))
+        records.close()
+    finally:
+        for process in agents:
+            process.terminate()
+            await process.wait()
+    assert outcome.status == "completed", outcome.reason
+    assert all(errors == ["", ""] for errors in record["errors"]), record["errors"]  # no TO/IL
+    assert record["goalValues"] == [50, 50]  # both sides play tic-tac-toe perfectly
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def wait_for_info(port: int) -> None:
+    for _ in range(100):
+        if await post(port, "(INFO)", 2) is not None:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"no agent on port {port}")
