@@ -23,6 +23,9 @@ from solvers.errors import GameError
 
 from .model import TERMINAL, SimultaneousGame
 
+#: generators refuse games with more nodes than this
+MAX_NODES = 50_000_000
+
 
 def _payoffs(rng: np.random.Generator, count: int, zero_sum: bool) -> np.ndarray:
     u0 = rng.uniform(-1.0, 1.0, count)
@@ -42,8 +45,9 @@ def full_game(actions: int, depth: int, seed: int, zero_sum: bool = False) -> Si
     per_node = actions * actions
     counts = [per_node ** k for k in range(depth + 1)]
     total = sum(counts)
-    if total > 50_000_000:
-        raise GameError(f"a full ({actions}, {depth}) game has {total} nodes: too many")
+    if total > MAX_NODES:
+        raise GameError(f"a full ({actions}, {depth}) game has {total} nodes: too many "
+                        f"(limit {MAX_NODES})")
     inner = total - counts[-1]  # nodes above the last level
     child = np.full(total * per_node, TERMINAL, dtype=np.int32)
     child[:inner * per_node] = np.arange(1, inner * per_node + 1, dtype=np.int32)
@@ -74,6 +78,8 @@ def variable_game(actions: int, depth: int, seed: int, zero_sum: bool = False) -
                 offset += size
         children.append(child)
         level_nodes = int((child >= 0).sum())
+        if next_id > MAX_NODES:
+            raise GameError(f"the random game grew past {MAX_NODES} nodes; use a smaller depth")
         if level_nodes == 0:
             break
     child = np.concatenate(children)
