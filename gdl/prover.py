@@ -239,26 +239,33 @@ class Relation:
         return index
 
 
-_MISSING = object()  # key part of a row whose shape does not have a path
-
-
-def _at(row: Row, path: tuple[int, ...]) -> object:
-    value: object = row
-    for i in path:
-        if type(value) is not tuple or len(value) <= i:
-            return _MISSING
-        value = value[i]
-    return value
+_FILLERS: dict[tuple[tuple[int, ...], ...], Callable[[dict, Iterable[Row]], None]] = {}
 
 
 def _fill_index(index: dict, paths: tuple[tuple[int, ...], ...], rows: Iterable[Row]) -> None:
-    if len(paths) == 1:
-        (path,) = paths
-        for row in rows:
-            index.setdefault(_at(row, path), []).append(row)
-    else:
-        for row in rows:
-            index.setdefault(tuple(_at(row, p) for p in paths), []).append(row)
+    """Add ``rows`` to ``index`` under their values at ``paths`` (generated code)."""
+    fill = _FILLERS.get(paths)
+    if fill is None:
+        parts = ["row" + "".join(f"[{i}]" for i in path) for path in paths]
+        key = parts[0] if len(parts) == 1 else "(" + ", ".join(parts) + ",)"
+        # A row whose shape lacks a path cannot match the pattern: skip it. A string
+        # indexed by mistake only misfiles a row the matcher rejects anyway.
+        source = (f"def fill(index, rows):\n"
+                  f"    get = index.get\n"
+                  f"    for row in rows:\n"
+                  f"        try:\n"
+                  f"            key = {key}\n"
+                  f"        except (IndexError, TypeError):\n"
+                  f"            continue\n"
+                  f"        bucket = get(key)\n"
+                  f"        if bucket is None:\n"
+                  f"            index[key] = [row]\n"
+                  f"        else:\n"
+                  f"            bucket.append(row)\n")
+        namespace: dict[str, object] = {}
+        exec(source, namespace)
+        fill = _FILLERS[paths] = namespace["fill"]  # type: ignore[assignment]
+    fill(index, rows)
 
 
 # ---------------------------------------------------------------- compilation
