@@ -67,15 +67,19 @@ def variable_game(actions: int, depth: int, seed: int, zero_sum: bool = False) -
         shape = rng.integers(2, actions + 1, size=(level_nodes, 2))
         shapes.append(shape)
         sizes = shape[:, 0] * shape[:, 1]
-        child = np.full(int(sizes.sum()), TERMINAL, dtype=np.int64)
+        total = int(sizes.sum())
+        child = np.full(total, TERMINAL, dtype=np.int64)
         if level < depth:
-            offset = 0
-            for size in sizes.tolist():
-                k = int(rng.integers(1, size + 1))
-                chosen = np.sort(rng.permutation(size)[:k])
-                child[offset + chosen] = np.arange(next_id, next_id + k)
-                next_id += k
-                offset += size
+            # per node: k uniform in 1..|E|, then the k entries with the smallest keys
+            owner = np.repeat(np.arange(level_nodes), sizes)
+            k = rng.integers(1, sizes + 1)
+            order = np.lexsort((rng.random(total), owner))
+            start = np.cumsum(sizes) - sizes
+            rank = np.empty(total, dtype=np.int64)
+            rank[order] = np.arange(total) - start[owner[order]]
+            chosen = np.flatnonzero(rank < k[owner])
+            child[chosen] = np.arange(next_id, next_id + chosen.size)
+            next_id += chosen.size
         children.append(child)
         level_nodes = int((child >= 0).sum())
         if next_id > MAX_NODES:
