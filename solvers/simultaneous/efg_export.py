@@ -25,7 +25,7 @@ import numpy as np
 
 from solvers.errors import LimitReached
 
-from .model import SimultaneousGame
+from .model import CHANCE, SimultaneousGame, concat_ranges
 
 
 def _quote(text: str) -> str:
@@ -39,13 +39,14 @@ def _number(value: float) -> str:
 def tree_size(game: SimultaneousGame) -> int:
     """Number of Gambit nodes the unfolded tree has."""
     size = np.zeros(game.num_nodes, dtype=np.float64)  # float: a DAG can unfold hugely
+    own = np.where(game.node_kind == CHANCE, 1, 1 + game.num_actions[:, 0])
     for level in game.levels:
-        for h in level.tolist():
-            sl = game.entries(h)
-            child = game.entry_child[sl]
-            own = 1 if game.is_chance(h) else 1 + int(game.num_actions[h, 0])
-            size[h] = own + float(np.where(child >= 0, size[np.maximum(child, 0)], 1).sum())
-    return int(min(size[game.root], 2**62))
+        counts = np.diff(game.entry_start)[level]
+        idx = concat_ranges(game.entry_start[level], counts)
+        child = game.entry_child[idx]
+        below = np.where(child >= 0, size[np.maximum(child, 0)], 1.0)
+        size[level] = own[level] + np.add.reduceat(below, np.cumsum(counts) - counts)
+    return int(min(size[game.root], 2.0**62))
 
 
 def efg_text(game: SimultaneousGame, title: str = "simultaneous-move game",
