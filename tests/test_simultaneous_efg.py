@@ -139,3 +139,10 @@ def test_fuzzed_files_never_crash(start, length, insert):
     except GameError:
         return
     assert baseline.solve(game).solved.all()
+
+
+@pytest.mark.parametrize("a, d", [(2, 1), (2, 4), (3, 2), (3, 3)])
+def test_lemma_4_1_11_node_counts(a, d):
+    game = full_game(a, d, 0)
+    assert game.num_nodes == ((a * a) ** (d + 1) - 1) // (a * a - 1)
+    assert tree_size(game) == (a ** (2 * d + 3) - 1) // (a - 1)
