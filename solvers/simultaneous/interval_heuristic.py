@@ -299,4 +299,4 @@ def solve(game: SimultaneousGame, selection: str = "first",
     return PartialSolution(game=game, solver="ih", selection=state.selection,
                            strategy=state.strategy, values=state.values, solved=state.solved,
                            method=state.method, seconds=time.perf_counter() - start,
-                           stats=state.stats, omega_max=hi)
+                           stats=state.stats)

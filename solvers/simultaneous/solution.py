@@ -80,7 +80,4 @@ class PartialSolution(Solution):
     pivot path, the children of mixed nodes and the subgames solved to test pivots;
     ``reachable()`` is its part reached with positive probability. Deviation entries
     whose child was never solved are covered by the utility-interval maximum.
-    ``omega_max`` [N, 2] is the upper end of every node's utility interval.
     """
-
-    omega_max: np.ndarray = field(default_factory=lambda: np.zeros((0, 2)))
