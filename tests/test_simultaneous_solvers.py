@@ -257,8 +257,11 @@ def test_limits():
         baseline.solve(g, max_nodes=100)
     with pytest.raises(LimitReached):
         interval_heuristic.solve(g, time_limit=0.0)
-    with pytest.raises(LimitReached):
+    with pytest.raises(LimitReached) as caught:
         baseline.solve(g, time_limit=0.0)
+    partial = caught.value.partial
+    assert 0 < partial.solved.sum() < g.num_nodes  # the first level was solved
+    assert certificate.check(g, partial)["max_gain"] <= 1e-12
     seen = []
     baseline.solve(g, progress=lambda done, total: seen.append((done, total)))
     assert seen[-1] == (g.num_nodes, g.num_nodes)

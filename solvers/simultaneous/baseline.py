@@ -15,7 +15,8 @@
 Public API: ``solve(game, selection="first", progress=None, time_limit=None,
 max_nodes=None) -> Solution`` (:mod:`.solution`). ``progress(done, total)`` is called
 after every level; past ``time_limit`` seconds or over ``max_nodes`` nodes it raises
-:class:`~solvers.errors.LimitReached`. :func:`solve_subgames` solves the unsolved nodes
+:class:`~solvers.errors.LimitReached` (after a time limit its ``partial`` is the
+Solution of the nodes solved so far, ``solved`` marking them). :func:`solve_subgames` solves the unsolved nodes
 below some nodes (the interval heuristic's GETEQUILIBRIUM on subgames).
 """
 
@@ -53,6 +54,12 @@ class SolverState:
         self.single_shape = (int(shapes[0, 0]), int(shapes[0, 1])) \
             if len(shapes) and (shapes == shapes[0]).all() else None
         self.scratch = np.zeros(game.num_nodes, dtype=bool)  # all False between uses
+
+    def result(self, kind: type[Solution], solver: str, start: float) -> Solution:
+        """The state as a (partial) solution, timed from ``start``."""
+        return kind(game=self.game, solver=solver, selection=self.selection,
+                    strategy=self.strategy, values=self.values, solved=self.solved,
+                    method=self.method, seconds=time.perf_counter() - start, stats=self.stats)
 
     def matrices(self, nodes: np.ndarray, n0: int, n1: int) -> tuple[np.ndarray, np.ndarray]:
         """[k, n0, n1] payoff matrices of same-shape nodes, children's values propagated."""
@@ -170,8 +177,9 @@ def solve(game: SimultaneousGame, selection: str = "first", progress: Progress |
     start = time.perf_counter()
     state = SolverState(game, selection)
     deadline = None if time_limit is None else start + time_limit
-    solve_nodes(state, np.arange(game.num_nodes), progress, deadline)
-    return Solution(game=game, solver="baseline", selection=state.selection,
-                    strategy=state.strategy, values=state.values, solved=state.solved,
-                    method=state.method, seconds=time.perf_counter() - start,
-                    stats=state.stats)
+    try:
+        solve_nodes(state, np.arange(game.num_nodes), progress, deadline)
+    except LimitReached as exc:  # the solved subgames are a useful partial result
+        exc.partial = state.result(Solution, "baseline", start)
+        raise
+    return state.result(Solution, "baseline", start)

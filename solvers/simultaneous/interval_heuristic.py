@@ -294,9 +294,9 @@ def solve(game: SimultaneousGame, selection: str = "first",
     sys.setrecursionlimit(max(limit, 4 * int(game.height.max()) + 1000))
     try:
         _IntervalHeuristic(state, lo, hi, deadline, progress).get_pbs(game.root)
+    except LimitReached as exc:
+        exc.partial = state.result(PartialSolution, "ih", start)
+        raise
     finally:
         sys.setrecursionlimit(limit)
-    return PartialSolution(game=game, solver="ih", selection=state.selection,
-                           strategy=state.strategy, values=state.values, solved=state.solved,
-                           method=state.method, seconds=time.perf_counter() - start,
-                           stats=state.stats)
+    return state.result(PartialSolution, "ih", start)
