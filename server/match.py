@@ -193,8 +193,8 @@ class Match:
             return None, "TO" if player.connected else "CE"
         except (PlayerGone, ConnectionError, OSError):
             return None, "CE"
-        except GameError as exc:  # a player's own failure never ends the match
-            log.warning("match %s role %d: %s", self.id, role, exc)
+        except Exception:  # a player's own failure (even a bug) never ends the match
+            log.exception("match %s role %d: the player failed", self.id, role)
             return None, "CE"
         self.outcome.latencies.append(time.perf_counter() - sent)
         return reply, ""

@@ -96,3 +96,16 @@ async def test_a_failing_game_aborts_only_its_match(server) -> None:
     assert broken.status == "aborted" and "ZeroDivisionError" in broken.reason
     assert server.records.get_match(broken.match)["status"] == "aborted"
     assert fine.status == "completed" and fine.payoffs == [100.0, 0.0]
+
+
+async def test_a_failing_player_is_ce_and_the_match_goes_on(server, monkeypatch) -> None:
+    from server.players.builtin import RandomPlayer
+
+    async def broken(self, request):
+        raise RuntimeError("player bug")
+
+    monkeypatch.setattr(RandomPlayer, "choose", broken)
+    outcome = await server.play_match(Pennies(), ["random", "first"], startclock=1,
+                                      playclock=1, seed=1)
+    assert outcome.status == "completed"
+    assert outcome.errors == [["CE", ""], ["CE", ""]]

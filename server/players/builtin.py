@@ -182,10 +182,13 @@ class SolverPlayer(UctPlayer):
         await super().start(seat)
         self.role_name = seat.role_name
         budget = max(0.1, seat.startclock - self.margin)
-        if seat.game.format == "gdl":
-            self.gdl = await asyncio.to_thread(_solve_gdl, seat.game, budget)
-        else:
-            self.policy = await asyncio.to_thread(_solved_policy, seat.game, budget)
+        try:
+            if seat.game.format == "gdl":
+                self.gdl = await asyncio.to_thread(_solve_gdl, seat.game, budget)
+            else:
+                self.policy = await asyncio.to_thread(_solved_policy, seat.game, budget)
+        except Exception:  # a solver failure costs the solved strategy, not the match
+            log.exception("solver built-in: solving %s failed; using uct", seat.game.name)
 
     async def choose(self, request: StepRequest) -> Any:
         if self.gdl is not None:
