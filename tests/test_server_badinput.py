@@ -129,7 +129,7 @@ async def test_disconnected_agent_rejoins_and_a_lost_one_is_ce(server) -> None:
     agent.policy = drop_once
     await agent.start()
     match = server.create_match(Pennies(), ["ws:dora", "ws:gone"], startclock=1,
-                                playclock=1, seed=8)
+                                playclock=2.5, seed=8)
     gone = await ScriptedAgent(server.url, "gone", policy=lambda m: None).start()
     await asyncio.wait_for(dropped.wait(), 5)
     await agent.stop()  # the socket drops while step 1 is open
@@ -143,7 +143,7 @@ async def test_disconnected_agent_rejoins_and_a_lost_one_is_ce(server) -> None:
     assert [e[1] for e in outcome.errors] == ["CE", "CE"]
     offers = rejoined.of_type("offer")
     assert offers and offers[0]["rejoin"] is True and offers[0]["step"] == 1
-    assert rejoined.of_type("request")[0]["deadline"] < 1
+    assert rejoined.of_type("request")[0]["deadline"] < 2.5
     await rejoined.stop()
     # a rejoin after the end learns how it ended
     async with connect(server.url) as ws:

@@ -50,11 +50,11 @@ async def test_faults_are_replaced_by_the_prechosen_random_move(server) -> None:
     alice = await ScriptedAgent(server.url, "alice", policy=lambda m: "edge").start()
     bob = await ScriptedAgent(server.url, "bob", policy=lambda m: None).start()
     outcome = await server.play_match(Pennies(turns=True), ["ws:alice", "ws:bob"],
-                                      startclock=1, playclock=0.2, seed=11)
+                                      startclock=1, playclock=1, seed=11)
     assert outcome.status == "completed"
     assert outcome.errors == [["IL edge", "TO"], ["IL edge", "TO"], ["IL edge", ""]]
     again = await server.play_match(Pennies(turns=True), ["ws:alice", "ws:bob"],
-                                    startclock=1, playclock=0.2, seed=11)
+                                    startclock=1, playclock=1, seed=11)
     # the replacements come from the seeded fault generator: same seed, same moves
     assert again.moves == outcome.moves
     assert outcome.moves[2][1] is None  # col does not act in round 3
