@@ -76,14 +76,15 @@ edit = st.tuples(st.integers(0, 3), st.integers(0, 10**6), st.integers(0, 10**6)
                  st.sampled_from(EXTRA_TOKENS))
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(st.sampled_from(GAMES), st.lists(edit, min_size=1, max_size=4))
 def test_mutated_corpus_files(corpus: dict[str, list[str]], game: str,
                               edits: list[tuple[int, int, int, str]]) -> None:
     assert outcome(mutate(corpus[game], edits)) in ("format", "invalid", "runtime", "valid")
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=30, deadline=None, derandomize=True)
 @given(st.sampled_from(GAMES), st.sampled_from(CYCLES), st.integers(0, 10**6))
 def test_cyclic_rules_are_rejected_or_evaluated(corpus: dict[str, list[str]], game: str,
                                                 cycle: str, where: int) -> None:
@@ -99,7 +100,7 @@ def test_cyclic_rules_are_rejected_or_evaluated(corpus: dict[str, list[str]], ga
     assert outcome(text) in ("invalid", "valid", "runtime")
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=20, deadline=None, derandomize=True)
 @given(st.integers(MAX_DEPTH + 1, 200_000), st.sampled_from(["(p ", "(", "(or "]))
 def test_deep_nesting_is_a_format_error(depth: int, opener: str) -> None:
     text = "(role a) " + opener * depth + "x" + ")" * depth
@@ -107,8 +108,8 @@ def test_deep_nesting_is_a_format_error(depth: int, opener: str) -> None:
         parse_kif(text)
 
 
-@settings(max_examples=5, deadline=None)
-@given(st.integers(10_000, 100_000))
+@settings(max_examples=3, deadline=None, derandomize=True)
+@given(st.integers(5_000, 30_000))
 def test_huge_arity_is_handled(arity: int) -> None:
     args = " ".join(str(i) for i in range(arity))
     text = f"(role a) (init (big {args})) (<= terminal (true (big {args})))\n(goal a 0)"
