@@ -41,6 +41,14 @@ REPLY_SLACK = 0.25  # seconds kept between the worker's think-until and the dead
 SILENT_LIMIT = 60.0  # seconds without a word after which a live worker is replaced
 
 
+def answer_deadline(received: float, clock: float, margin: float) -> float:
+    """When to answer a message that arrived at ``received`` with ``clock`` seconds:
+    ``margin`` before the manager's deadline, but never more than a quarter of the
+    clock (a 0.5 s clock with a 0.5 s margin would leave no time at all)."""
+    clock = max(0.0, float(clock))
+    return received + clock - min(margin, clock / 4)
+
+
 class WorkerDied(Exception):
     pass
 

@@ -15,7 +15,7 @@ import asyncio
 import logging
 import time
 
-from agent.gamer import Gamer
+from agent.gamer import Gamer, answer_deadline
 from agent.ggp_http import (
     Abort,
     HttpError,
@@ -51,7 +51,7 @@ class GgpPlayer:
         self.results: dict[str, list[int] | None] = {}  # match id -> our goals
 
     def _deadline(self, received: float, clock: float) -> float:
-        return received + max(0.0, clock - self.margin)
+        return answer_deadline(received, clock, self.margin)
 
     async def respond(self, message: Message, received: float) -> str:
         if isinstance(message, Info):

@@ -24,7 +24,7 @@ from typing import Any
 
 import websockets
 
-from agent.gamer import Gamer
+from agent.gamer import Gamer, answer_deadline
 from agent.worker import GameSpec
 from solvers.errors import GameError
 
@@ -50,7 +50,7 @@ class WsAgent:
         self.rng = random.Random(gamer.options.seed)
 
     def _deadline(self, received: float, seconds: float) -> float:
-        return received + max(0.0, float(seconds) - self.margin)
+        return answer_deadline(received, seconds, self.margin)
 
     async def handle(self, message: dict[str, Any], received: float) -> None:
         kind = message.get("type")
