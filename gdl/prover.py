@@ -72,12 +72,6 @@ def value_to_kif(value: Value) -> str:
     return "(" + " ".join(map(value_to_kif, value)) + ")"
 
 
-def value_to_term(value: Value) -> Const | Fn:
-    if isinstance(value, str):
-        return Const(value)
-    return Fn(value[0], tuple(map(value_to_term, value[1:])))
-
-
 # ---------------------------------------------------------------- normalisation
 
 

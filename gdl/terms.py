@@ -131,16 +131,6 @@ def variables(term: Term | Literal, out: dict[str, None] | None = None) -> dict[
     return found
 
 
-def atom_name(atom: Atom) -> str:
-    """The relation name of an atom."""
-    return atom.name
-
-
-def atom_args(atom: Atom) -> tuple[Term, ...]:
-    """The arguments of an atom (empty for a 0-ary atom)."""
-    return atom.args if isinstance(atom, Fn) else ()
-
-
 class Spelling:
     """One spelling per symbol whatever its case, the first one written in the rules.
 
