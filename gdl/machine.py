@@ -124,6 +124,13 @@ class GeneralMachine(StateMachine):
         self._fact_ids: dict[Value, int] = {}
         self._facts: list[Value] = []
         self._contexts: OrderedDict[State, _StateInfo] = OrderedDict()
+        self._kif_of: dict[Value, str] = {}  # moves and facts recur: print each once
+
+    def _kif(self, value: Value) -> str:
+        text = self._kif_of.get(value)
+        if text is None:
+            text = self._kif_of[value] = value_to_kif(value)
+        return text
 
     # -- facts and states
     def _state(self, values: Sequence[Value]) -> frozenset[int]:
@@ -161,7 +168,7 @@ class GeneralMachine(StateMachine):
                 index = self._role_index.get(role_value)
                 if index is not None:
                     by_role.setdefault(index, []).append(move)
-            info.legal = {i: tuple(sorted(moves, key=value_to_kif))
+            info.legal = {i: tuple(sorted(moves, key=self._kif))
                           for i, moves in by_role.items()}
         moves = info.legal.get(role, ())
         if not moves and not self.is_terminal(state):
@@ -201,14 +208,15 @@ class GeneralMachine(StateMachine):
         return tuple(result)
 
     def move_to_kif(self, move: Move) -> str:
-        return value_to_kif(move)  # type: ignore[arg-type]
+        return self._kif(move)  # type: ignore[arg-type]
 
     def parse_move(self, kif: str, role: int) -> Move:
         return _ground_value(kif, self._spelling)
 
     def state_to_kif(self, state: State) -> list[str]:
         facts = self._facts
-        return sorted(value_to_kif(facts[i]) for i in state)  # type: ignore[attr-defined]
+        kif = self._kif
+        return sorted(kif(facts[i]) for i in state)  # type: ignore[attr-defined]
 
     def state_from_kif(self, facts: list[str]) -> State:
         return self._state([_ground_value(f, self._spelling) for f in facts])
