@@ -301,6 +301,7 @@ class CompiledMachine(StateMachine):
                  budget: Budget | None = None) -> None:
         self.name = name
         self.fallback_reason = None
+        self._rules = list(rules)
         role_terms = [r.head.args[0] for r in rules
                       if r.is_fact and isinstance(r.head, Fn) and r.head.name == "role"
                       and len(r.head.args) == 1]
@@ -456,6 +457,13 @@ class CompiledMachine(StateMachine):
         if len(self._joint_next) < MAX_CACHE:
             self._joint_next[key] = fn
         return fn
+
+    def __reduce__(self) -> tuple:
+        # generated functions do not pickle: a worker process compiles the rules again
+        return (compile_machine, (self._rules,), {"name": self.name})
+
+    def __setstate__(self, state: dict) -> None:
+        self.name = state["name"]
 
     # -- the StateMachine contract
     def initial_state(self) -> int:
