@@ -48,11 +48,16 @@ CHECK_EVERY = 256           # states between two memory checks (time: every stat
 
 @dataclass(frozen=True)
 class Budget:
-    """Limits of one expansion; ``None`` means unlimited."""
+    """Limits of one expansion; ``None`` means unlimited.
+
+    The time limit counts from ``started`` (a ``time.perf_counter()`` value, so a
+    command's loading time can count too), by default from the expansion's start.
+    """
 
     max_states: int | None = 2_000_000
     time_limit: float | None = None
     memory_mb: float | None = 8192.0
+    started: float | None = None
 
 
 @dataclass
@@ -135,7 +140,8 @@ class _Explorer:
         self.last_line = self.start
         self.base_memory = _resident_mb()
         self.max_states = -1 if budget.max_states is None else budget.max_states
-        self.deadline = None if budget.time_limit is None else self.start + budget.time_limit
+        self.clock = self.start if budget.started is None else budget.started
+        self.deadline = None if budget.time_limit is None else self.clock + budget.time_limit
 
     def run(self, root: State) -> None:
         graph = self.graph
@@ -204,9 +210,8 @@ class _Explorer:
         graph, budget = self.graph, self.budget
         found = len(graph.states)
         now = time.perf_counter()
-        elapsed = now - self.start
-        if budget.time_limit is not None and elapsed >= budget.time_limit:
-            raise LimitReached(f"expansion stopped: the time limit of {budget.time_limit:.3g} s "
+        if self.deadline is not None and now >= self.deadline:
+            raise LimitReached(f"expansion stopped: the time limit of {budget.time_limit:g} s "
                                f"was reached with {found:,} states found (raise --time-limit)")
         if budget.memory_mb is not None:
             used = _resident_mb() - self.base_memory

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import json
 import multiprocessing
 import time
@@ -60,16 +61,15 @@ def corpus_games(corpus: Path, only: set[str] | None = None
 
 def bench_game(path: Path, budget: Budget, solve_limit: float, conn: Connection) -> None:
     """Child process: load, expand, solve with both solvers; send rows through ``conn``."""
-    from gdl.solve_cli import solve_expansion
+    from gdl.solve_cli import check_loading_time, solve_expansion
 
     try:
         start = time.perf_counter()
         machine = load_machine(path, name=path.stem)
         load_seconds = time.perf_counter() - start
-        left = None if budget.time_limit is None else budget.time_limit - load_seconds
-        if left is not None and left <= 0:
-            raise GameError(f"loading took {load_seconds:.1f} s, over the time limit")
-        expansion = expand(machine, budget=Budget(budget.max_states, left, budget.memory_mb))
+        if budget.time_limit is not None:
+            check_loading_time(budget.time_limit, load_seconds)
+        expansion = expand(machine, budget=dataclasses.replace(budget, started=start))
         graph = expansion.graph
         row: dict = {"states": graph.n_states, "nonterminal": graph.n_states - graph.n_terminal,
                      "engine": machine.engine_name, "load_seconds": load_seconds,

@@ -26,6 +26,7 @@ Steps:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -93,6 +94,14 @@ def player_count_check(rules: Sequence[Rule]) -> None:
                 and len(r.head.args) == 1])
 
 
+def check_loading_time(time_limit: float, load_seconds: float) -> None:
+    """LimitReached when loading alone used the whole time limit (grounding is not
+    interruptible, so the limit is checked once it returns)."""
+    if load_seconds >= time_limit:
+        raise LimitReached(f"the time limit of {time_limit:g} s was reached while loading "
+                           f"the game ({load_seconds:.1f} s)")
+
+
 def solve_expansion(expansion: Expansion, solver: str, *, selection: str = "first",
                     time_limit: float | None = None,
                     progress: Callable[[int, int], None] | None = None
@@ -118,15 +127,13 @@ def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
     player_count_check(rules)
     machine = load_machine(rules, engine=engine, name=name)
     load_seconds = time.perf_counter() - start
-    if budget.time_limit is not None:
-        budget = Budget(budget.max_states, budget.time_limit - load_seconds, budget.memory_mb)
-        if budget.time_limit <= 0:
-            raise LimitReached(f"the time limit was reached while loading the game "
-                               f"({load_seconds:.1f} s)")
-    expansion = expand(machine, budget=budget, progress=progress)
     left = None
     if budget.time_limit is not None:
-        left = max(budget.time_limit - expansion.graph.seconds, 1e-3)
+        check_loading_time(budget.time_limit, load_seconds)
+        budget = dataclasses.replace(budget, started=start)
+    expansion = expand(machine, budget=budget, progress=progress)
+    if budget.time_limit is not None:
+        left = max(budget.time_limit - (time.perf_counter() - start), 1e-3)
     solution, check, seconds = solve_expansion(
         expansion, solver, selection=selection, time_limit=left,
         progress=_solve_progress(progress, solver) if progress else None)

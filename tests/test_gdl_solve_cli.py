@@ -85,6 +85,8 @@ def test_errors_are_one_line(tmp_path, pennies, capsys) -> None:
     assert ggp_cli.main(["solve", str(pennies), "--max-states", "3"]) == 1
     err = capsys.readouterr().err
     assert "budget of 3 states" in err and "Traceback" not in err
+    assert ggp_cli.main(["solve", str(pennies), "--time-limit", "1e-6"]) == 1
+    assert "time limit of 1e-06 s was reached" in capsys.readouterr().err
     assert ggp_cli.main(["solve", str(tmp_path / "missing.kif")]) == 1
     assert "cannot read" in capsys.readouterr().err
     assert ggp_cli.main(["solve", str(pennies), "--selection", "best"]) == 1
