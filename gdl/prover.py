@@ -542,7 +542,6 @@ class Program:
             flat_rules, self.facts = split
         goal_directed = self._goal_directed(flat_rules)
         self.graph, self.components = self._stratify(_split_long_bodies(goal_directed))
-        self.level_of_id = {id(c): c.level for c in self.components}
         self.component_of = {r: c for c in self.components for r in c.relations}
         self._needs: dict[str, list[Component]] = {}
 
@@ -630,11 +629,11 @@ class Context:
         self.program = program
         self.level = level
         self.parent = parent
-        self.relations: dict[str, Relation] = dict(parent.relations) if parent else {}
-        # a component above the parent's level, if the parent evaluated it at all,
-        # saw no facts of this context's base relation: never inherit it
-        self.done: set[int] = ({i for i in parent.done if program.level_of_id[i] < level}
-                               if parent else set())
+        # Relations of lower components are linked from the parent on first use
+        # (see _evaluate); a component at this level or above is never inherited:
+        # the parent, if it evaluated one at all, saw none of this context's base facts.
+        self.relations: dict[str, Relation] = {}
+        self.done: set[int] = set()
         for name, rows in (base or {}).items():
             self.relations[name] = Relation(rows)
             component = program.component_of.get(name)
