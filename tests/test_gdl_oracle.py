@@ -103,3 +103,15 @@ def test_edge_case_5e_has_the_seven_documented_moves() -> None:
     machine = load_machine(game)
     moves = machine.legal_moves(machine.initial_state(), 0)
     assert len(moves) == 7  # the file's comment: "The robot role should have seven legal moves"
+
+
+def test_game_with_a_random_role(trace_dir: Path) -> None:
+    # no corpus game has a GDL-II `random` role: the one of the playable tests
+    from test_gdl_playable import COIN
+
+    game = trace_dir / "coin.kif"
+    game.write_text(COIN)
+    machine = load_machine(game, engine="general")
+    assert machine.roles == ("random", "guesser")
+    records = oracle_records(game, 6, trace_dir)
+    assert replay(machine, records) == (len(records), [])
