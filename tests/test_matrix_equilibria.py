@@ -138,7 +138,7 @@ def test_algorithm_2_picks_the_best_pure_equilibrium():
                 assert solve_matrix(u0[g], u1[g])[2].tolist() == [u0[g][first], u1[g][first]]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, derandomize=True)
 @given(st.integers(1, 4), st.integers(1, 4), st.data())
 def test_any_small_integer_game(m, n, data):
     cells = st.integers(-3, 3)

@@ -130,7 +130,8 @@ def test_node_budget_at_the_cli(tmp_path, capsys):
 VALID = efg_text(variable_game(2, 2, 3))
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=60, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, len(VALID) - 1), st.integers(1, 8), st.text(max_size=6))
 def test_fuzzed_files_never_crash(start, length, insert):
     text = VALID[:start] + insert + VALID[start + length:]
