@@ -204,3 +204,14 @@ def test_turn_based_tictactoe_expands_through_noop_sides() -> None:
     assert result.values() == {"xplayer": 50.0, "oplayer": 50.0}
     assert result.expansion.game.shape(0) == (9, 1)      # oplayer's noop
     assert certified(result)
+
+
+def test_centipede_ends_at_once() -> None:
+    """Backward induction in the centipede game: continuing costs the mover 1 and
+    gives the other 3, who then ends the game; so every mover finishes at once."""
+    result = solve_game(corpus("gt_centipede"), "baseline")
+    assert certified(result)
+    assert result.values() == {"white": 5.0, "black": 0.0}
+    for line in strategy_lines(result.expansion, result.solution):
+        mover = "white" if "(control white)" in line["node"] else "black"
+        assert line["strategy"][mover] == {"finish": 1.0}
