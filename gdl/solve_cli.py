@@ -111,8 +111,12 @@ def solve_expansion(expansion: Expansion, solver: str, *, selection: str = "firs
 
     module = baseline if solver == "baseline" else interval_heuristic
     start = time.perf_counter()
-    solution = module.solve(expansion.game, selection=selection, progress=progress,
-                            time_limit=time_limit)
+    try:
+        solution = module.solve(expansion.game, selection=selection, progress=progress,
+                                time_limit=time_limit)
+    except LimitReached as exc:
+        raise LimitReached(f"{solver} stopped: {exc.message} (raise --time-limit)",
+                           exc.partial) from None
     seconds = time.perf_counter() - start
     return solution, certificate.check(expansion.game, solution), seconds
 

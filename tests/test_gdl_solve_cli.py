@@ -96,3 +96,19 @@ def test_errors_are_one_line(tmp_path, pennies, capsys) -> None:
     broken.write_text("(role a) (role b")
     assert ggp_cli.main(["solve", str(broken)]) == 1
     assert "broken.kif:1:" in capsys.readouterr().err
+
+
+def test_solver_time_limit_is_reported(pennies, monkeypatch) -> None:
+    from gdl import solve_cli
+    from gdl.expand import expand
+    from gdl.machine import load_machine
+    from solvers.errors import LimitReached
+    from solvers.simultaneous import baseline
+
+    def slow(*args, **kwargs):
+        raise LimitReached("time limit reached after solving 1 of 3 nodes")
+
+    monkeypatch.setattr(baseline, "solve", slow)
+    with pytest.raises(LimitReached, match=r"baseline stopped: time limit reached after "
+                                           r"solving 1 of 3 nodes \(raise --time-limit\)"):
+        solve_cli.solve_expansion(expand(load_machine(pennies)), "baseline", time_limit=1.0)
