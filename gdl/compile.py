@@ -128,8 +128,8 @@ class _Emitter:
         if not p and not n:
             return "True"
         if not n and p & (p - 1) == 0:
-            return f"s & {p}"
-        return f"s & {p | n} == {p}"
+            return f"s & {_lit(p)}"
+        return f"s & {_lit(p | n)} == {_lit(p)}"
 
     def _body(self, pos: tuple[int, ...], neg: tuple[int, ...]) -> tuple[str, int]:
         bits = self.bits
@@ -181,7 +181,7 @@ class _Emitter:
             if text != "False":
                 parts.append((text, d))
         if single:
-            parts.insert(0, (f"s & {single}", 0))
+            parts.insert(0, (f"s & {_lit(single)}", 0))
         if not parts:
             return "False", 0
         if len(parts) == 1:
@@ -191,7 +191,7 @@ class _Emitter:
 
     def _ref(self, atom: int) -> tuple[str, int]:
         if atom in self.bits:
-            return f"(s & {1 << self.bits[atom]})", 0
+            return f"(s & {_lit(1 << self.bits[atom])})", 0
         return self.exprs.get(atom, ("False", 0))
 
     def _define(self, comp: list[int]) -> None:
@@ -245,7 +245,7 @@ class _Emitter:
             text, _ = self._ref(atom)
             if text == "False":
                 continue
-            pieces.append(f"({text} and {1 << bit})" if text != "True" else str(1 << bit))
+            pieces.append(f"({text} and {_lit(1 << bit)})" if text != "True" else str(1 << bit))
         self._chunks(pieces, "")
         while pure:
             counts: dict[int, int] = {}
@@ -259,12 +259,12 @@ class _Emitter:
             g = 1 << guard
             inside = [(p & ~g, n, bit) for p, n, bit in pure if p & g]
             pure = [t for t in pure if not t[0] & g]
-            self.lines.append(f"if s & {g}:")
+            self.lines.append(f"if s & {_lit(g)}:")
             self._chunks([self._pure_piece(p, n, bit) for p, n, bit in inside], "    ")
 
     def _pure_piece(self, p: int, n: int, bit: int) -> str:
         test = self.mask_test(p, n)
-        return str(bit) if test == "True" else "0" if test == "False" else f"({test} and {bit})"
+        return str(bit) if test == "True" else "0" if test == "False" else f"({test} and {_lit(bit)})"
 
     def _chunks(self, pieces: list[str], indent: str) -> None:
         const = 0
@@ -275,7 +275,7 @@ class _Emitter:
             else:
                 rest.append(piece)
         if const:
-            rest.insert(0, str(const))
+            rest.insert(0, _lit(const))
         for i in range(0, len(rest), CHUNK):
             self.lines.append(f"{indent}r |= " + " | ".join(rest[i:i + CHUNK]))
 
@@ -420,7 +420,7 @@ class CompiledMachine(StateMachine):
         emitter = _Emitter(general_rules, self._true_bits)
         emitter.prepare([a for a, _ in general])
         emitter.mask_expr(general)
-        return emitter.function(name, f"r | (s & {keep}) | {const}")
+        return emitter.function(name, f"r | (s & {_lit(keep)}) | {_lit(const)}")
 
     def _next_heads(self, rules: dict) -> set[int]:
         ids = self._atom_ids
@@ -588,6 +588,11 @@ class CompiledMachine(StateMachine):
 
 class _NoTable:
     rows: list[Value] = []
+
+
+def _lit(n: int) -> str:
+    """An int literal; hexadecimal for big masks (Python parses it faster)."""
+    return hex(n) if n >> 32 else str(n)
 
 
 def _bits_of(mask: int) -> list[int]:
