@@ -552,7 +552,12 @@ class Program:
 
         graph = _dependency_graph(flat_rules)
         dynamic = _reaching(graph, {"true", "does"})
-        candidates = {h for h in flat_rules if h in dynamic}
+        # Static relations are derived once per game, except ones that build
+        # function terms from variables (lists, counters): those can be huge or
+        # unbounded in practice (laikLee_hex: every list of up to 23 cells), so they
+        # are derived on demand like the state-dependent ones.
+        candidates = {h for h, rules in flat_rules.items()
+                      if h in dynamic or any(_builds_terms(r.head) for r in rules)}
         while True:
             try:
                 rewritten = magic_rewrite(flat_rules, candidates)
@@ -740,6 +745,12 @@ def _dependency_graph(flat_rules: dict[str, list[FlatRule]]) -> dict[str, set[st
 def _negative_edges(flat_rules: dict[str, list[FlatRule]]) -> set[tuple[str, str]]:
     return {(head, dep[0]) for head, rules in flat_rules.items() for rule in rules
             for dep in map(literal_relation, rule.body) if dep is not None and dep[1]}
+
+
+def _builds_terms(head: Const | Fn) -> bool:
+    """Whether a rule head has a function-term argument containing a variable."""
+    return isinstance(head, Fn) and any(
+        isinstance(a, Fn) and variables(a) for a in head.args)
 
 
 def _unstratified(graph: dict[str, set[str]], negative: set[tuple[str, str]]) -> set[str]:
