@@ -363,8 +363,9 @@ class CompiledMachine(StateMachine):
         self._legal_cache: dict[int, tuple[int, ...]] = {}   # a role's legal bits -> moves
         self._byte_moves: dict[int, tuple[int, ...]] = {}
         self._goal_cache: dict[int, tuple[int, ...]] = {}
-        self._last_state: int | None = None
-        self._last_legal: tuple[tuple[int, ...], ...] = ()
+        # (state, its legal moves): one tuple, so threads never pair a state with
+        # another state's moves
+        self._last_legal: tuple[int | None, tuple[tuple[int, ...], ...]] = (None, ())
 
     # -- compilation helpers
     def _atom(self, value: Value) -> int:
@@ -470,8 +471,9 @@ class CompiledMachine(StateMachine):
         return self._init
 
     def _legal_all(self, state: int) -> tuple[tuple[int, ...], ...]:
-        if state == self._last_state:
-            return self._last_legal
+        last = self._last_legal
+        if state == last[0]:
+            return last[1]
         mask = self._legal_fn(state)
         cache = self._legal_cache
         found = []
@@ -483,9 +485,9 @@ class CompiledMachine(StateMachine):
                 if len(cache) < MAX_CACHE:
                     cache[part] = moves
             found.append(moves)
-        self._last_state = state
-        self._last_legal = tuple(found)
-        return self._last_legal
+        moves = tuple(found)
+        self._last_legal = (state, moves)
+        return moves
 
     def _decode_moves(self, mask: int) -> tuple[int, ...]:
         """The moves (bits) of a legal mask in bit order, a byte at a time."""
