@@ -7,8 +7,10 @@ magic-sets transformation (Bancilhon, Maier, Sagiv, Ullman, "Magic sets and othe
 strange ways to implement logic programs", PODS 1986; Beeri & Ramakrishnan 1991)
 rewrites the rules so that only demanded facts are derived:
 
-1. Only state-dependent derived relations are rewritten (static ones are
-   computed once per game anyway). A call of relation ``p`` is *adorned* by which
+1. The caller chooses the rewritten relations: state-dependent ones, and static
+   ones that build function terms (others are computed once per game anyway);
+   the rest, and the plain rules of rewritten non-query relations, stay as they
+   are. A call of relation ``p`` is *adorned* by which
    arguments are bound when it is reached (an argument is bound when all its
    variables are); the all-free call keeps the name ``p``.
 2. For each adorned relation ``p^a`` and each of its rules, the body is ordered
@@ -68,8 +70,11 @@ def magic_rewrite(rules: dict[str, list[FlatRule]], rewritten: set[str],
     rewritten apart, so the demand of ``next`` (which reads ``does``) never makes
     the state queries depend on ``does``.
     """
+    # Other relations keep their plain rules too: ``init`` and whatever reads them
+    # outside the queries still see full relations (derived only if asked for).
     out: dict[str, list[FlatRule]] = {h: list(rs) for h, rs in rules.items()
-                                      if h not in rewritten}
+                                      if h not in STATE_QUERIES + MOVE_QUERIES
+                                      or h not in rewritten}
     for tag, queries in (("state", STATE_QUERIES), ("move", MOVE_QUERIES)):
         for head, head_rules in _rewrite(rules, rewritten, queries, tag).items():
             out.setdefault(head, []).extend(head_rules)
