@@ -9,6 +9,10 @@ ch. 3: stratified Datalog, semi-naive evaluation; applied to GDL as in Love et a
    and its negation. Ground terms become Python values: a constant is its ``str``
    name, a function term the tuple ``(name, arg...)``; a fact of a relation is the
    tuple of its argument values.
+   Negation stratified only per constant is split by that constant
+   (:func:`split_by_constants`); state-dependent and term-building relations are
+   rewritten by magic sets (:mod:`gdl.magic`) so only demanded facts are derived;
+   bodies longer than :data:`MAX_BODY` are chained through auxiliary relations.
 2. Stratify: strongly connected components (SCCs) of the relation dependency
    graph in topological order. Each SCC gets a level: 0 static (independent of
    ``true`` and ``does``), 1 state (depends on ``true``), 2 move (depends on ``does``).
