@@ -30,7 +30,8 @@ Algorithm:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections import ChainMap
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gdl.ground import Budget, GroundRule, Value, from_value, ground_game, sccs, to_value
@@ -58,7 +59,7 @@ class _Emitter:
     ``bits`` maps a ``true`` atom id to its state bit.
     """
 
-    def __init__(self, rules: dict[int, list[tuple[tuple[int, ...], tuple[int, ...]]]],
+    def __init__(self, rules: Mapping[int, list[tuple[tuple[int, ...], tuple[int, ...]]]],
                  bits: dict[int, int]) -> None:
         self.rules = rules
         self.bits = bits
@@ -145,7 +146,7 @@ class _Emitter:
                 p |= sub[0]
                 n |= sub[1]
                 continue
-            text, d = self._ref(atom)
+            text, d = self.ref(atom)
             if text == "False":
                 return "False", 0
             parts.append(text)
@@ -154,7 +155,7 @@ class _Emitter:
             if atom in bits:
                 n |= 1 << bits[atom]
             elif atom in self.rules:
-                text, d = self._ref(atom)
+                text, d = self.ref(atom)
                 parts.append(f"not {text}")
                 depth = max(depth, d)
         mask = self.mask_test(p, n)
@@ -189,7 +190,7 @@ class _Emitter:
         depth = max(d for _, d in parts) + 1
         return " or ".join(f"({t})" for t, _ in parts), depth
 
-    def _ref(self, atom: int) -> tuple[str, int]:
+    def ref(self, atom: int) -> tuple[str, int]:
         if atom in self.bits:
             return f"(s & {_lit(1 << self.bits[atom])})", 0
         return self.exprs.get(atom, ("False", 0))
@@ -242,7 +243,7 @@ class _Emitter:
             if form is not None:
                 pure.append((form[0], form[1], 1 << bit))
                 continue
-            text, _ = self._ref(atom)
+            text, _ = self.ref(atom)
             if text == "False":
                 continue
             pieces.append(f"({text} and {_lit(1 << bit)})" if text != "True" else str(1 << bit))
@@ -347,7 +348,7 @@ class CompiledMachine(StateMachine):
         terminal = self._atom("terminal")
         emitter = _Emitter(self._state_rules, self._true_bits)
         emitter.prepare([terminal])
-        self._terminal_fn = emitter.function("terminal", f"bool({emitter._ref(terminal)[0]})")
+        self._terminal_fn = emitter.function("terminal", f"bool({emitter.ref(terminal)[0]})")
         self._base_next = self._next_function(self._state_rules,
                                               self._next_heads(self._state_rules), "next")
         self._init = sum(1 << self._fact_bit[row[1]]
@@ -395,12 +396,12 @@ class CompiledMachine(StateMachine):
         emitter.mask_expr(terms)
         return emitter.function(name, "r")
 
-    def _next_function(self, rules: dict, heads: set[int], name: str) -> Callable[[int], int]:
+    def _next_function(self, rules: Mapping, heads: set[int], name: str) -> Callable[[int], int]:
         """``next`` over the ``next`` atoms ``heads`` of ``rules``: frame rules
         ``next(f) <= true(f)`` become a mask, unconditional effects constant bits."""
         keep = const = 0
         general: list[tuple[int, int]] = []
-        general_rules: dict = dict(rules)
+        general_rules = ChainMap({}, rules)  # overrides on top, no copy
         for i, f in enumerate(self._facts):
             head = self._atom_ids.get(("next", f))
             if head not in heads:
@@ -423,7 +424,7 @@ class CompiledMachine(StateMachine):
         emitter.mask_expr(general)
         return emitter.function(name, f"r | (s & {_lit(keep)}) | {_lit(const)}")
 
-    def _next_heads(self, rules: dict) -> set[int]:
+    def _next_heads(self, rules: Mapping) -> set[int]:
         ids = self._atom_ids
         return {h for f in self._facts if (h := ids.get(("next", f))) is not None and h in rules}
 
@@ -438,7 +439,7 @@ class CompiledMachine(StateMachine):
         heads = self._next_heads(move_rules)
         if not heads:
             return None
-        return self._next_function(self._state_rules | move_rules, heads, "next_moves")
+        return self._next_function(ChainMap(move_rules, self._state_rules), heads, "next_moves")
 
     def _joint_function(self, key: int) -> Callable[[int], int]:
         """``next`` for one joint move (given as the OR of its move bits): the
