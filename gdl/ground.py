@@ -1,6 +1,6 @@
 """Grounding a GDL game over its reachable domain (instantiation).
 
-The compiled engine (:mod:`gdl.compiled`) needs the game as a propositional
+The compiled engine (:mod:`gdl.compile`) needs the game as a propositional
 program: ground atoms and ground rules whose bodies are conjunctions of ground
 literals. This module computes it, following the instantiation of Kissmann and
 Edelkamp ("Instantiating General Games", KI 2009) and the relaxed reachability of
@@ -23,13 +23,15 @@ Helmert's Fast Downward translator:
    computed semi-naively (each round joins at least one literal against the facts
    new in the previous round); once a rule's head is ground and already known, the
    rest of its body is not enumerated (an existence cut), which keeps frame rules
-   over (cell x move) cheap.
+   over (cell x move) cheap. Joins use hash indexes on sub-term paths and a
+   greedy order by expected matches per lookup.
 5. Instantiation enumerates every substitution of a rule whose positive literals
    lie in the domain (static literals exact, ``distinct`` checked). Static literals
    are folded away; a negated dynamic atom outside the domain is always true and
-   is dropped. Move-dependent rules are instantiated per joint move on demand,
-   with ``does`` bound to that joint move, so the huge (frame rule x every move)
-   product is never built.
+   is dropped. Move-dependent rules are instantiated per move: when every such
+   rule is a ``next`` rule with one ``does`` literal, all moves in one join keyed
+   by their ``does`` atom (:meth:`GroundGame.ground_each_move`); otherwise per
+   joint move on demand, with ``does`` bound to it (:meth:`GroundGame.ground_moves`).
 
 Every enumeration counts its steps against a budget and raises
 :class:`~solvers.errors.LimitReached` when the game does not fit.
@@ -49,8 +51,6 @@ from solvers.errors import LimitReached
 Value = str | tuple
 PredKey = tuple[str, int]
 
-MOVE_KEYWORDS = ("does",)
-STATE_KEYWORDS = ("true",)
 # Relations the state machine never asks for; their rules are skipped unless
 # another rule uses them.
 UNUSED_KEYWORDS = frozenset({"base", "input", "sees"})
@@ -99,10 +99,6 @@ class Budget:
 
 
 # ----------------------------------------------------------------------------- terms
-
-
-def is_var(t: Value) -> bool:
-    return type(t) is str and t[0] == "?"
 
 
 def to_value(term: Term) -> Value:
