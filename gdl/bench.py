@@ -128,12 +128,12 @@ def _games(names: list[str]) -> list[Path]:
     return [CORPUS / f"{name}.kif" for name in DEFAULT_GAMES]
 
 
-def _row(m: Measure, oracle: float | None) -> str:
+def _row(m: Measure, oracle: float | None, width: int) -> str:
     if m.steps_per_second is None:
-        return f"  {m.game:<14} {m.engine:<9} {'-':>11}  {m.note}"
+        return f"  {m.game:<{width}} {m.engine:<9} {'-':>11}  {m.note}"
     ratio = f"{m.steps_per_second / oracle:6.2f}x" if oracle else "      -"
     load = f"  (load {m.load_seconds:.2f} s)" if m.engine != "oracle" else ""
-    return (f"  {m.game:<14} {m.engine:<9} {m.steps_per_second:>11,.0f}  {ratio}"
+    return (f"  {m.game:<{width}} {m.engine:<9} {m.steps_per_second:>11,.0f}  {ratio}"
             f"  {m.steps:>9,} steps {m.playouts:>7,} playouts{load}")
 
 
@@ -162,9 +162,10 @@ def main(argv: list[str]) -> int:
     paths += [p for p in _games(args.games) if p not in paths] if args.games else []
     if not paths:
         raise GameError("no games to bench")
+    width = max(14, *(len(p.stem) for p in paths))
     if not args.json:
         print(f"mode: {MODE}; {args.seconds:g} s per engine and game, seed {args.seed}")
-        print(f"  {'game':<14} {'engine':<9} {'steps/s':>11}  {'/oracle':>7}")
+        print(f"  {'game':<{width}} {'engine':<9} {'steps/s':>11}  {'/oracle':>7}")
     notes = set()
     for path in paths:
         oracle = bench_oracle(path, args.seconds, args.seed)
@@ -177,7 +178,7 @@ def main(argv: list[str]) -> int:
                                            else None)
                 print(json.dumps(data), flush=True)
             else:
-                print(_row(m, oracle.steps_per_second), flush=True)
+                print(_row(m, oracle.steps_per_second, width), flush=True)
         if oracle.steps_per_second is None and oracle.note.startswith("skipped"):
             notes.add(oracle.note)
     for note in sorted(notes):

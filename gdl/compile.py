@@ -41,6 +41,7 @@ from gdl.terms import Fn, Rule, term_to_kif
 from solvers.errors import GameError, GameRuntimeError, LimitReached
 
 EACH_MOVE_STEPS = 400_000      # join steps to ground every move's effects up front
+EAGER_MOVES = 4096             # moves whose next functions are compiled up front
 MAX_GROUND_RULES = 200_000     # state rules generated as code
 MAX_INLINE_DEPTH = 12          # nesting of inlined expressions (parser limits)
 DEBUG_SOURCE: list[str] | None = None  # set to a list to collect the generated code
@@ -280,17 +281,25 @@ class _Emitter:
         for i in range(0, len(rest), CHUNK):
             self.lines.append(f"{indent}r |= " + " | ".join(rest[i:i + CHUNK]))
 
+    def source(self, name: str, result: str) -> str:
+        return (f"def {name}(s):\n" + "".join(f"    {line}\n" for line in self.lines)
+                + f"    return {result}\n")
+
     def function(self, name: str, result: str) -> Callable[[int], Any]:
-        source = f"def {name}(s):\n" + "".join(f"    {line}\n" for line in self.lines)
-        source += f"    return {result}\n"
-        namespace: dict[str, Any] = {}
-        if DEBUG_SOURCE is not None:
-            DEBUG_SOURCE.append(source)
-        try:
-            exec(compile(source, f"<gdl-compiled {name}>", "exec"), namespace)
-        except (RecursionError, MemoryError, SyntaxError) as exc:
-            raise LimitReached(f"generated code for {name} too large: {exc}") from None
-        return namespace[name]
+        return _compile_functions({name: self.source(name, result)})[name]
+
+
+def _compile_functions(sources: dict[str, str]) -> dict[str, Callable[[int], Any]]:
+    """Generated functions by name, compiled in one go (cheaper than one by one)."""
+    source = "\n".join(sources.values())
+    if DEBUG_SOURCE is not None:
+        DEBUG_SOURCE.extend(sources.values())
+    namespace: dict[str, Any] = {}
+    try:
+        exec(compile(source, f"<gdl-compiled {' '.join(list(sources)[:3])}>", "exec"), namespace)
+    except (RecursionError, MemoryError, SyntaxError) as exc:
+        raise LimitReached(f"generated code too large: {exc}") from None
+    return {name: namespace[name] for name in sources}
 
 
 class CompiledMachine(StateMachine):
@@ -361,6 +370,8 @@ class CompiledMachine(StateMachine):
                 pass
         self._joint_next: dict[int, Callable[[int], int]] = {}
         self._move_next: dict[int, Callable[[int], int] | None] = {}
+        if self._each_move is not None and len(self._move_bit) <= EAGER_MOVES:
+            self._compile_each_move()
         self._legal_cache: dict[int, tuple[int, ...]] = {}   # a role's legal bits -> moves
         self._byte_moves: dict[int, tuple[int, ...]] = {}
         self._goal_cache: dict[int, tuple[int, ...]] = {}
@@ -396,9 +407,10 @@ class CompiledMachine(StateMachine):
         emitter.mask_expr(terms)
         return emitter.function(name, "r")
 
-    def _next_function(self, rules: Mapping, heads: set[int], name: str) -> Callable[[int], int]:
-        """``next`` over the ``next`` atoms ``heads`` of ``rules``: frame rules
-        ``next(f) <= true(f)`` become a mask, unconditional effects constant bits."""
+    def _next_plan(self, rules: Mapping, heads: set[int], name: str) -> tuple[int, int, str | None]:
+        """``next`` over the ``next`` atoms ``heads`` of ``rules`` as (KEEP, SET,
+        source of the rest or None): frame rules ``next(f) <= true(f)`` become the
+        KEEP mask, unconditional effects SET bits."""
         keep = const = 0
         general: list[tuple[int, int]] = []
         general_rules = ChainMap({}, rules)  # overrides on top, no copy
@@ -418,19 +430,25 @@ class CompiledMachine(StateMachine):
                 general_rules[head] = rest
                 general.append((head, i))
         if not general:
-            return _frame(keep, const)
+            return keep, const, None
         emitter = _Emitter(general_rules, self._true_bits)
         emitter.prepare([a for a, _ in general])
         emitter.mask_expr(general)
-        return emitter.function(name, f"r | (s & {_lit(keep)}) | {_lit(const)}")
+        return keep, const, emitter.source(name, f"r | (s & {_lit(keep)}) | {_lit(const)}")
+
+    def _next_function(self, rules: Mapping, heads: set[int], name: str) -> Callable[[int], int]:
+        keep, const, source = self._next_plan(rules, heads, name)
+        if source is None:
+            return _frame(keep, const)
+        return _compile_functions({name: source})[name]
 
     def _next_heads(self, rules: Mapping) -> set[int]:
         ids = self._atom_ids
         return {h for f in self._facts if (h := ids.get(("next", f))) is not None and h in rules}
 
-    def _moves_function(self, atoms: list[Value]) -> Callable[[int], int] | None:
+    def _moves_plan(self, atoms: list[Value], name: str) -> tuple[int, int, str | None] | None:
         """``next`` contributions of the move-dependent rules for these ``does`` atoms
-        (None when they have none)."""
+        as a :meth:`_next_plan` (None when they have none)."""
         if self._each_move is not None:
             ground = [g for atom in atoms for g in self._each_move.get(atom, ())]
         else:
@@ -439,7 +457,32 @@ class CompiledMachine(StateMachine):
         heads = self._next_heads(move_rules)
         if not heads:
             return None
-        return self._next_function(ChainMap(move_rules, self._state_rules), heads, "next_moves")
+        return self._next_plan(ChainMap(move_rules, self._state_rules), heads, name)
+
+    def _moves_function(self, atoms: list[Value]) -> Callable[[int], int] | None:
+        plan = self._moves_plan(atoms, "next_moves")
+        if plan is None:
+            return None
+        keep, const, source = plan
+        return _frame(keep, const) if source is None else _compile_functions({"next_moves": source})["next_moves"]
+
+    def _compile_each_move(self) -> None:
+        """The ``next`` function of every reachable move, generated up front and
+        compiled in one go, so play starts without warm-up."""
+        pending: dict[int, str] = {}
+        sources: dict[str, str] = {}
+        for atom, bit in self._move_bit.items():
+            plan = self._moves_plan([atom], f"next_move_{bit}")
+            if plan is None:
+                self._move_next[bit] = None
+            elif plan[2] is None:
+                self._move_next[bit] = _frame(plan[0], plan[1])
+            else:
+                pending[bit] = f"next_move_{bit}"
+                sources[pending[bit]] = plan[2]
+        functions = _compile_functions(sources) if sources else {}
+        for bit, name in pending.items():
+            self._move_next[bit] = functions[name]
 
     def _joint_function(self, key: int) -> Callable[[int], int]:
         """``next`` for one joint move (given as the OR of its move bits): the
