@@ -75,6 +75,8 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--startclock", type=float, default=2.0)
     parser.add_argument("--playclock", type=float, default=1.0)
     parser.add_argument("--simultaneous", choices=("duct", "rm"), default="duct")
+    parser.add_argument("--mast", type=float, default=BrainOptions.mast_epsilon,
+                        help="MAST epsilon of the agent's playouts (0: uniform)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(list(argv))
     try:
@@ -88,7 +90,8 @@ def main(argv: Sequence[str]) -> int:
     scores, shares = [], []
     for i in range(args.matches):
         ours = i % roles
-        options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed + i)
+        options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed + i,
+                               mast_epsilon=args.mast)
         goals = play_match(text, ours, args.opponent, args.seed + i, args.startclock,
                            args.playclock, options)
         scores.append(goals[ours])

@@ -140,10 +140,6 @@ class Gamer:
         """Start the next match's worker now, so a START does not wait for it."""
         if self._spare is None or not self._spare.alive:
             self._spare = Worker(self._crash_at_step)
-            try:
-                self._spare.send("ping")  # it loads everything it may need, then answers
-            except WorkerDied:
-                self._spare = None
 
     async def ready(self, timeout: float = 30.0) -> bool:
         """Start the spare worker and wait until it has loaded its modules."""
@@ -151,7 +147,7 @@ class Gamer:
         try:
             seq = self._spare.send("ping")
             return await self._spare.receive(seq, time.monotonic() + timeout) is not None
-        except (WorkerDied, AttributeError):  # AttributeError: no spare could start
+        except WorkerDied:
             return False
 
     def _take_worker(self) -> Worker:

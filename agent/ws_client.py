@@ -148,8 +148,8 @@ async def run_client(url: str, name: str, gamer: Gamer, *, token: str | None = N
             except websockets.ConnectionClosed:
                 log.warning("connection closed before %s was sent", message.get("type"))
 
+        gamer.warm_up()  # not awaited: an offer may come at once and its clock runs
         await send({"type": "hello", "name": name, "token": token or secrets.token_hex(16)})
-        await gamer.ready()
         agent = WsAgent(gamer, send, margin, max_matches)
         tasks: set[asyncio.Task] = set()
         receiving = asyncio.ensure_future(_receive(ws, agent, tasks))

@@ -14,8 +14,9 @@ UCT; Winands, Björnsson & Saito 2008 for MCTS-Solver):
    so repeated states share statistics.
 2. Expand: the first state outside the table becomes a node (while the table is
    below ``max_nodes``).
-3. Simulate: uniform random joint moves to a terminal state; the goal vector,
-   scaled to [0, 1], is the reward.
+3. Simulate: uniform random joint moves to a terminal state (or MAST moves,
+   Finnsson & Björnsson 2008, with ``mast_epsilon``); the goal vector, scaled to
+   [0, 1], is the reward.
 4. Back up: every node on the path updates, for each of its choosers, the visit
    count and reward sum of the move taken; regret matching adds
    ``r / sigma(a)`` to the taken move's regret and subtracts ``r`` from all, and
@@ -59,6 +60,10 @@ class SearchConfig:
     exploration: float = 0.7  # UCB1 constant C in q + C sqrt(ln N / n)
     rm_gamma: float = 0.1  # uniform exploration mixed into regret matching
     solver: bool = True  # back up exact values (MCTS-Solver)
+    # MAST playouts (Finnsson & Björnsson 2008): with probability 1 - mast_epsilon a
+    # role plays its legal move with the best average reward seen anywhere so far;
+    # 0 disables it (uniform playouts, the plain UCT baseline).
+    mast_epsilon: float = 0.0
     max_nodes: int = 200_000  # memory budget: nodes kept in the table
     seed: int = 0
 
@@ -136,6 +141,7 @@ class MCTS:
         self._n_roles = len(game.roles)
         self._rng = random.Random(self.config.seed)
         self._table: dict[Hashable, _Node] = {}
+        self._mast: dict[tuple[int, Hashable], list[float]] = {}  # (role, move) -> [sum, n]
 
     @property
     def nodes(self) -> int:
@@ -167,6 +173,7 @@ class MCTS:
 
     def _iterate(self, state: Hashable, node: _Node, deadline: float | None) -> bool:
         path: list[tuple[_Node, tuple[int, ...], dict[int, float]]] = []
+        played: list[tuple[int, Hashable]] = []  # (role, move) of the playout, for MAST
         while True:
             if node.exact is not None:
                 reward, settled = (node.exact.value / 100.0).tolist(), True
@@ -183,7 +190,7 @@ class MCTS:
             if child is None:
                 child = self._expand(state)
                 if child is None or child.exact is None:
-                    reward, settled = self._playout(state, deadline), False
+                    reward, settled = self._playout(state, deadline, played), False
                     break
             if len(path) > MAX_PATH:
                 return False
@@ -191,6 +198,8 @@ class MCTS:
         if reward is None:
             return False
         self._back_up(path, reward, settled)
+        if self.config.mast_epsilon > 0:
+            self._update_mast(path, played, reward)
         return True
 
     def _expand(self, state: Hashable, force: bool = False) -> _Node | None:
@@ -261,19 +270,49 @@ class MCTS:
                 move = i
         return move, sigma[move]
 
-    def _playout(self, state: Hashable, deadline: float | None) -> np.ndarray | None:
+    def _playout(self, state: Hashable, deadline: float | None,
+                 played: list[tuple[int, Hashable]]) -> list[float] | None:
         game, rng, roles = self.game, self._rng, range(self._n_roles)
+        mast = self.config.mast_epsilon > 0
         try:
             for _ in range(MAX_PATH):
                 if game.is_terminal(state):
                     return (safe_goals(game, state) / 100.0).tolist()
                 if deadline is not None and time.monotonic() >= deadline:
                     return None
-                state = game.next_state(state, [rng.choice(game.legal_moves(state, r))
-                                                for r in roles])
+                if mast:
+                    joint = [self._mast_move(r, game.legal_moves(state, r)) for r in roles]
+                    played.extend(enumerate(joint))
+                else:
+                    joint = [rng.choice(game.legal_moves(state, r)) for r in roles]
+                state = game.next_state(state, joint)
         except GameError:  # ill-defined line of play: worth nothing to anyone
             return [0.0] * self._n_roles
         return None
+
+    def _mast_move(self, role: int, legal: Sequence[Hashable]) -> Hashable:
+        if len(legal) == 1 or self._rng.random() < self.config.mast_epsilon:
+            return self._rng.choice(legal)
+        # unseen moves count as 0.5 (a middling reward), so they still get tried
+        best, best_score = legal[0], -1.0
+        for move in legal:
+            stats = self._mast.get((role, move))
+            score = stats[0] / stats[1] if stats else 0.5
+            if score > best_score:
+                best, best_score = move, score
+        return best
+
+    def _update_mast(self, path, played: list[tuple[int, Hashable]],
+                     reward: list[float]) -> None:
+        tree_moves = [(r, node.moves[r][joint[r]]) for node, joint, _ in path
+                      for r in node.shape.choosers]
+        for role, move in tree_moves + played:
+            stats = self._mast.get((role, move))
+            if stats is None:
+                self._mast[(role, move)] = [reward[role], 1.0]
+            else:
+                stats[0] += reward[role]
+                stats[1] += 1.0
 
     def _back_up(self, path: list[tuple[_Node, tuple[int, ...], dict[int, float]]],
                  reward: list[float], settled: bool) -> None:
