@@ -37,7 +37,7 @@ from typing import Any
 from gdl.ground import Budget, GroundRule, Value, from_value, ground_game, sccs, to_value
 from gdl.machine import StateMachine
 from gdl.parser import parse_term
-from gdl.terms import Fn, Rule, term_to_kif
+from gdl.terms import Fn, Rule, Spelling, term_to_kif
 from solvers.errors import GameError, GameRuntimeError, LimitReached
 
 EACH_MOVE_STEPS = 400_000      # join steps to ground every move's effects up front
@@ -312,6 +312,10 @@ class CompiledMachine(StateMachine):
         self.name = name
         self.fallback_reason = None
         self._rules = list(rules)
+        # one spelling per symbol whatever its case, as the general engine does
+        self._spelling = Spelling(self._rules)
+        if self._spelling.mixed:
+            rules = self._spelling.rules(self._rules)
         role_terms = [r.head.args[0] for r in rules
                       if r.is_fact and isinstance(r.head, Fn) and r.head.name == "role"
                       and len(r.head.args) == 1]
@@ -605,7 +609,7 @@ class CompiledMachine(StateMachine):
         return self._move_kif[move.bit_length() - 1]
 
     def parse_move(self, kif_text: str, role: int) -> int:
-        value = to_value(parse_term(kif_text))
+        value = to_value(self._spelling.term(parse_term(kif_text)))
         if not _ground(value):
             raise GameError(f"expected a ground move, found {kif_text!r}")
         atom = ("does", to_value(parse_term(self.roles[role])), value)
@@ -620,7 +624,7 @@ class CompiledMachine(StateMachine):
     def state_from_kif(self, facts: list[str]) -> int:
         state = 0
         for text in facts:
-            value = to_value(parse_term(text))
+            value = to_value(self._spelling.term(parse_term(text)))
             bit = self._fact_bit.get(value)
             if bit is None:
                 raise GameError(f"fact {text} is outside the reachable domain of {self.name}")

@@ -125,6 +125,20 @@ def test_inline_game_queries() -> None:
         machine.parse_move("(mark", 0)
 
 
+def test_one_spelling_per_symbol_whatever_its_case() -> None:
+    # corpus alexChess writes nextFile and nextfile; wargame03 VerticalTerrorist
+    machine = compile_machine(parse_kif("""(role a) (init p) (NextFile 1 2)
+        (<= (legal a (go ?x)) (true p) (nextfile ?x ?y))
+        (<= (legal a stay) (true p))
+        (<= (next q) (does a (GO 1)))
+        (<= (goal a 0) (true p)) (<= (goal a 100) (true q)) (<= terminal (true q))"""))
+    s0 = machine.initial_state()
+    moves = machine.legal_moves(s0, 0)
+    assert [machine.move_to_kif(m) for m in moves] == ["(go 1)", "stay"]
+    s1 = machine.next_state(s0, [machine.parse_move("(Go 1)", 0)])
+    assert machine.state_to_kif(s1) == ["q"] and machine.goals(s1) == (100,)
+
+
 def test_pickles_by_compiling_again() -> None:
     machine = compile_machine(parse_kif(TTT), name="tiny")
     copy = pickle.loads(pickle.dumps(machine))
