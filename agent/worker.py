@@ -369,10 +369,15 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
     ``start`` and every ``play`` first answer ``("legal", seq, moves)``. ``crash_at_step`` is a
     test hook: the process dies in that step's search.
     """
+    import gc
     import os
 
     import gdl.machine  # noqa: F401 - import while idle, not on a clock
     import solvers.search  # noqa: F401
+
+    # The cyclic collector's full passes over a big search tree take long enough to
+    # make a move late; the tree has no cycles, so collect only between moves.
+    gc.disable()
 
     brain = None
     while True:
@@ -403,6 +408,7 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
                     os._exit(3)
                 move, info = brain.select(until)
                 conn.send(("move", seq, move, info))
+                gc.collect()
             elif kind == "choose":
                 _, _, observation, legal = request
                 move, info = brain.choose(observation, legal)

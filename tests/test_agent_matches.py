@@ -65,13 +65,14 @@ async def run_match(path: Path, ports: list[int], start_clock: float, play_clock
              start_clock + 1) for port, role in zip(ports, roles, strict=True)))
     assert replies == ["ready"] * len(roles)
     state, previous = machine.initial_state(), "NIL"
-    record: dict = {"moves": [], "errors": [], "answer_times": []}
+    record: dict = {"moves": [], "errors": [], "answer_times": [], "choices": []}
     while not machine.is_terminal(state):
         timed = await asyncio.gather(*(
             timed_post(port, f"(PLAY {match_id} {previous})", play_clock + 1) for port in ports))
         answers = [answer for answer, _ in timed]
         record["answer_times"].append([seconds for _, seconds in timed])
         joint, errors = [], []
+        record["choices"].append([len(machine.legal_moves(state, r)) for r in range(len(roles))])
         for r, answer in enumerate(answers):
             legal = machine.legal_moves(state, r)
             kif = {machine.move_to_kif(m): m for m in legal}
