@@ -60,7 +60,7 @@ class BrainOptions:
     engine: str = "auto"  # GDL engine: "auto", "compiled" or "general"
     # With less start clock than this, "auto" means the general engine: it builds in
     # a fraction of a second, compiling a big game can take seconds.
-    compile_seconds: float = 3.0
+    compile_seconds: float = 1.0
 
 
 @dataclass(frozen=True)
