@@ -262,3 +262,20 @@ def test_agrees_with_general_engine(name: str) -> None:
                 joint_a.append(moves_a[i])
                 joint_b.append(moves_b[i])
             a, b = fast.next_state(a, joint_a), general.next_state(b, joint_b)
+
+
+# ----------------------------------------------------------------------- the bench
+
+
+def test_bench_measures_whole_tic_tac_toe_playouts() -> None:
+    from gdl.bench import bench_engine, bench_oracle
+
+    game = corpus_game("ticTacToe")
+    ours = bench_engine(game, "compiled", 0.2, seed=1)
+    assert ours.steps_per_second and ours.playouts > 0
+    # a tic-tac-toe playout lasts 5 to 9 moves; the last one may be cut by the clock
+    assert 5 * ours.playouts <= ours.steps <= 9 * (ours.playouts + 1)
+    oracle = bench_oracle(game, 0.2, seed=1)
+    if oracle.steps_per_second is None:
+        pytest.skip(oracle.note)
+    assert 5 * oracle.playouts <= oracle.steps <= 9 * oracle.playouts
