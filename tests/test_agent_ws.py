@@ -70,3 +70,13 @@ async def test_gdl_match_over_websocket(server) -> None:
     assert outcome.payoffs[1] >= 50  # tic-tac-toe: the search never loses to random
     # the moves were the brain's (a fallback, if the machine is very loaded, is legal too)
     assert {d["method"] for d in decisions} & {"exact", "exact-exploit", "proven", "mcts"}
+
+
+async def test_efg_match_plays_the_equilibrium_strategy(server) -> None:
+    pytest.importorskip("solvers.extensive.playable")
+    game = load_game(shared_path("efg", "kuhn_from_course.efg"))
+    outcome, status, decisions = await play_against(server, game, ["ws:ours", "random"],
+                                                    startclock=5, playclock=1)
+    assert outcome.status == "completed", outcome.reason
+    assert all(errors[0] == "" for errors in outcome.errors)
+    assert decisions and all(d["method"] == "equilibrium" for d in decisions)
