@@ -196,3 +196,31 @@ async def wait_for_info(port: int) -> None:
             return
         await asyncio.sleep(0.1)
     raise AssertionError(f"no agent on port {port}")
+
+
+KEYWORDS = {"role", "init", "true", "next", "legal", "does", "goal", "terminal", "distinct",
+            "not", "or", "and", "base", "input", "<="}
+
+
+def scrambled(text: str) -> str:
+    """Every symbol but keywords and numbers renamed consistently, as managers may."""
+    names: dict[str, str] = {}
+
+    def rename(match: re.Match) -> str:
+        word = match.group()
+        if word.lower() in KEYWORDS or word.startswith("?") or word.isdigit():
+            return word
+        return names.setdefault(word, f"z{len(names)}q")
+
+    return re.sub(r"[^\s()]+", rename, re.sub(r";[^\n]*", "", text))
+
+
+async def test_scrambled_symbols_play_the_same(tmp_path: Path) -> None:
+    original = shared_path("gdl-corpus", "repository", "ticTacToe.kif")
+    path = tmp_path / "scrambled.kif"
+    path.write_text(scrambled(original.read_text()))
+    assert "mark" not in path.read_text()
+    async with Agents(2) as ports:
+        record = await run_match(path, ports, 1, 0.6)
+    assert_clean(record)
+    assert record["goals"] == [50, 50]  # still perfect tic-tac-toe on both sides
