@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from solvers.errors import GameError, LimitReached, UnsupportedGame
+from solvers.search.matrix_game import safe_best_response
 
 log = logging.getLogger("agent.worker")
 
@@ -239,7 +240,8 @@ class GdlBrain:
         with the best search estimate (e.g. the draw that sets the most traps).
         Two choosers: the search's prediction of the opponent's move (its most
         visited, as a decoupled UCT player would choose) is best-responded to with a
-        pure move that still guarantees the value; if none does, the equilibrium mix.
+        strategy that still guarantees the value (an LP); if that gains nothing over
+        the equilibrium mix, the equilibrium mix.
         """
         me, moves = self.role, solved.moves
         value = float(solved.exact.value[me])
@@ -262,12 +264,12 @@ class GdlBrain:
         other = choosers[0] if choosers[1] == me else choosers[1]
         table = np.array([[exact_value({me: i, other: j}) for j in range(len(moves[other]))]
                           for i in range(len(moves[me]))])
-        safe = [i for i in range(len(moves[me])) if table[i].min() >= value - 1e-6]
-        if not safe:
-            return moves[me][_draw(strategy, self.rng)]
         predicted = int(np.argmax(result.visits[other])) if result.moves == moves else 0
+        safe = safe_best_response(table, value, predicted)
+        if safe is None or safe @ table[:, predicted] <= strategy @ table[:, predicted] + 1e-6:
+            return moves[me][_draw(strategy, self.rng)]
         info["method"] = "exact-exploit"
-        return moves[me][max(safe, key=lambda i: (table[i, predicted], estimate[i], -i))]
+        return moves[me][_draw(safe, self.rng)]
 
     # -- search ---------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from test_search_games import (
 
 from solvers.errors import LimitReached, UnsupportedGame
 from solvers.search import MCTS, SearchConfig, solve_exact
-from solvers.search.matrix_game import solve_matrix_game
+from solvers.search.matrix_game import safe_best_response, solve_matrix_game
 
 
 def play(game: TicTacToe, moves: list[str]) -> tuple:
@@ -172,3 +172,12 @@ def test_matrix_game_against_an_independent_check() -> None:
         assert (x @ payoff).min() >= value - 1e-6
         assert (payoff @ y).max() <= value + 1e-6
         assert x.sum() == pytest.approx(1) and y.sum() == pytest.approx(1)
+
+
+def test_safe_best_response_exploits_only_within_the_value() -> None:
+    # row 1 weakly dominates: both rows guarantee 50; against column 0 row 1 earns 70
+    x = safe_best_response(np.array([[50.0, 50.0], [70.0, 50.0]]), 50.0, 0)
+    assert x == pytest.approx([0, 1], abs=1e-7)
+    # matching-pennies-like: the only safe strategy is the equilibrium itself
+    x = safe_best_response(np.array(BIASED, dtype=float), 300 / 7, 0)
+    assert x == pytest.approx([2 / 7, 5 / 7], abs=1e-6)

@@ -6,7 +6,10 @@ Algorithm (the textbook LP, e.g. Shoham & Leyton-Brown, *Multiagent Systems*, 4.
 2. Else the row player maximises ``v`` subject to ``sum_i x_i A[i, j] >= v`` for every
    column ``j``, ``sum_i x_i = 1``, ``x >= 0`` (HiGHS via scipy); the column
    player's optimal strategy is the LP's dual solution (the constraints' prices).
-3. Answers are cached by matrix: positions of a game repeat the same small matrices
+3. :func:`safe_best_response`: among the row strategies that still guarantee the
+   value against every column, one that does best against a predicted column (an
+   LP too; "safe exploitation").
+4. Answers are cached by matrix: positions of a game repeat the same small matrices
    (simultaneous tic-tac-toe: 7,506 matrix nodes, 2,143 distinct matrices).
 
 Used by the search to back up exact values at simultaneous nodes of constant-sum
@@ -61,3 +64,19 @@ def solve_matrix_game(payoff: np.ndarray) -> tuple[np.ndarray, np.ndarray, float
         _CACHE.clear()
     _CACHE[key] = answer
     return answer[0].copy(), answer[1].copy(), answer[2]
+
+
+def safe_best_response(payoff: np.ndarray, value: float, column: int) -> np.ndarray | None:
+    """A row strategy guaranteeing ``value`` against every column that maximises the
+    payoff against ``column``; None if the LP fails (then play the equilibrium)."""
+    from scipy.optimize import linprog
+
+    payoff = np.asarray(payoff, dtype=float)
+    rows, cols = payoff.shape
+    result = linprog(-payoff[:, column], A_ub=-payoff.T, b_ub=np.full(cols, -value + 1e-7),
+                     A_eq=np.ones((1, rows)), b_eq=[1.0], bounds=[(0.0, None)] * rows,
+                     method="highs")
+    if not result.success:
+        return None
+    x = np.clip(result.x, 0.0, None)
+    return x / x.sum()
