@@ -13,6 +13,7 @@ import asyncio
 import logging
 import re
 from collections.abc import Sequence
+from pathlib import Path
 
 from agent.gamer import Gamer
 from agent.worker import BrainOptions
@@ -47,6 +48,8 @@ def main(argv: Sequence[str]) -> int:
         raise GameError(f"--name {args.name!r}: use 1-64 of the characters A-Z a-z 0-9 _ . : @ -")
     if args.margin < 0:
         raise GameError("--margin must be >= 0 seconds")
+    if args.solutions is not None and not Path(args.solutions).is_dir():
+        raise GameError(f"--solutions {args.solutions}: not a folder")
     if args.http is not None and not 0 < args.http < 65536:
         raise GameError(f"--http {args.http}: not a TCP port")
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,

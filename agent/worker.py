@@ -9,9 +9,10 @@ Choosing a GDL move (:class:`GdlBrain`):
 1. Start clock: build the state machine (the general engine when the start clock is
    under ``compile_seconds``, else "auto"); a stored solution for the same rules
    (``rules_hash``, :mod:`gdl.solution_store`) is loaded when there is one; else a
-   two-player game gets an exact pre-solve (:func:`solvers.search.solve_exact`)
-   for at most half the start clock and ``presolve_nodes`` nodes; the rest of the
-   clock warms the search tree.
+   two-player game gets an exact pre-solve for at most half the start clock and
+   ``presolve_nodes`` states: the thesis' baseline on the expanded state DAG (as
+   ``ggp solve``), else :func:`solvers.search.solve_exact`; both fill the exact
+   table. The rest of the clock warms the search tree.
 2. Play clock: a state of the stored solution, or with an exact value, plays its
    solved strategy (sampling a mixed one). Otherwise an endgame solve gets a
    tenth of the time (its table keeps every solved state for later moves; after
@@ -133,14 +134,47 @@ class GdlBrain:
             info["solution"] = str(self.solution.path)
         elif self.players == 2 and not self.machine.is_terminal(self.state):
             half = started + (until - started) / 2
+            info["presolve"] = self._baseline_presolve(half)
             solved = self._try_exact(half, self.options.presolve_nodes)
-            info["presolve"] = solved if isinstance(solved, str) else (
-                f"solved: value {solved.exact.value.tolist()}, {solved.nodes} nodes")
+            info["presolve"] += "; " + (solved if isinstance(solved, str) else (
+                f"solved: value {solved.exact.value.tolist()}, {solved.nodes} nodes"))
         if not self.machine.is_terminal(self.state) and time.monotonic() < until:
             result = self.search.search(self.state, deadline=until)
             info["playouts"] = result.playouts
         info["time"] = round(time.monotonic() - started, 3)
         return info
+
+    def _baseline_presolve(self, until: float) -> str:
+        """The thesis' baseline on the whole state DAG (``gdl.expand`` and
+        ``solvers.simultaneous``, the solver of ``ggp solve``); its state values fill
+        the exact table, so every move is then an exact one (with safe exploitation)."""
+        from gdl.expand import Budget, expand
+        from gdl.solve_cli import solve_expansion
+
+        seconds = until - time.monotonic()
+        if seconds <= 0.05 or self.step > 0:
+            return "baseline: no time"
+        try:
+            budget = Budget(max_states=self.options.presolve_nodes, time_limit=seconds,
+                            memory_mb=self.options.memory_mb / 2 or None,
+                            started=time.perf_counter())
+            expansion = expand(self.machine, budget=budget)
+            left = until - time.monotonic()
+            if left <= 0:
+                return "baseline: no time to solve"
+            solution, _, _ = solve_expansion(expansion, "baseline", time_limit=left)
+            graph, solved = expansion.graph, 0
+            for node in solution.support().tolist():
+                number = int(expansion.node_state[node])
+                if number < 0:
+                    continue  # a chance node has no state of its own
+                vector = np.zeros(len(self.machine.roles))
+                vector[list(graph.players)] = solution.values[node][:2]
+                self.exact[graph.states[number]] = vector
+                solved += 1
+        except (GameError, MemoryError) as exc:
+            return f"baseline: {exc}"
+        return f"baseline: solved, {solved} states"
 
     def advance(self, moves: Sequence[str] | None) -> None:
         """Apply the previous joint move (KIF, role order); None at the first step."""
