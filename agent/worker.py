@@ -19,8 +19,10 @@ Choosing a GDL move (:class:`GdlBrain`):
    a failure the next 1, 2, 4, ... tries are skipped); then SM-MCTS (UCT where one
    role moves, decoupled UCT or regret matching where several do; optional MAST)
    runs to the deadline.
-3. The move: the exact strategy when the root is proven; else the most visited
-   move, except at a simultaneous node under regret matching, where the mean
+3. The move: the exact strategy when the state is solved, exploiting a fallible
+   opponent where that is safe (turn-based: among value-keeping moves, the best
+   "trap value", our expectation when the others move at random; simultaneous: a
+   safe best response to the predicted move); else the most visited move, except at a simultaneous node under regret matching, where the mean
    strategy is sampled after purification (moves with less than twice the share
    exploration alone gives them are dropped; Lanctot et al. 2013 play the mean
    strategy of regret matching).
@@ -203,14 +205,17 @@ class GdlBrain:
             move = self._stored_move(moves, info)
             if move is None:
                 solved = self._endgame(started + (until - started) / 10)
-                # The search runs even when the state is solved: its statistics pick
-                # among equally good moves the one a fallible opponent gets wrong.
-                result = self.search.search(self.state, deadline=until)
+                # The search runs even when the state is solved: its statistics (and
+                # the trap values, in the time kept for them) pick among equally good
+                # moves the one a fallible opponent gets wrong.
+                unsolved = isinstance(solved, str)
+                result = self.search.search(self.state, deadline=until if unsolved else
+                                            started + 0.6 * (until - started))
                 info.update(playouts=result.playouts, nodes=result.nodes)
-                if isinstance(solved, str):
+                if unsolved:
                     move = self._search_move(result, info)
                 else:
-                    move = self._exact_move(solved, result, info)
+                    move = self._exact_move(solved, result, info, until)
         info["time"] = round(time.monotonic() - started, 3)
         return self.machine.move_to_kif(move), info
 
@@ -267,7 +272,55 @@ class GdlBrain:
             self.exact.clear()
             return "out of memory"
 
-    def _exact_move(self, solved, result, info: dict[str, Any]) -> Hashable:
+    def _trap_values(self, moves, keeps: list[int], until: float) -> dict[int, float]:
+        """For each of our value-keeping moves (turn-based), what we expect if we go on
+        keeping the exact value and the others move uniformly at random: the move
+        that gives a fallible opponent the most ways to go wrong. Empty when that
+        subgame is not all in the exact table or does not fit the time."""
+        machine, me = self.machine, self.role
+        memo: dict[Hashable, float] = {}
+
+        def trap(state: Hashable) -> float:
+            known = memo.get(state)
+            if known is not None:
+                return known
+            if time.monotonic() > until:
+                raise LimitReached("no time for trap values")
+            if machine.is_terminal(state):
+                result = float(machine.goals(state)[me])
+            else:
+                legal = [machine.legal_moves(state, r) for r in range(len(machine.roles))]
+                chooser = [r for r, m in enumerate(legal) if len(m) > 1]
+                if len(chooser) != 1:
+                    raise LimitReached("not turn-based")
+                mover = chooser[0]
+                kids = [machine.next_state(state, [m[0] if r != mover else move
+                                                   for r, m in enumerate(legal)])
+                        for move in legal[mover]]
+                if mover == me:
+                    values = [self.exact.get(kid) for kid in kids]
+                    exact = self.exact.get(state)
+                    if exact is None or any(v is None and not machine.is_terminal(k)
+                                            for v, k in zip(values, kids, strict=True)):
+                        raise LimitReached("outside the exact table")
+                    good = [k for k in kids if (self.exact[k][me] if k in self.exact else
+                                                machine.goals(k)[me]) >= exact[me] - 1e-6]
+                    result = max(trap(k) for k in good)
+                else:
+                    result = sum(trap(k) for k in kids) / len(kids)
+            memo[state] = result
+            return result
+
+        out: dict[int, float] = {}
+        try:
+            for i in keeps:
+                joint = [m[i] if r == me else m[0] for r, m in enumerate(moves)]
+                out[i] = trap(machine.next_state(self.state, joint))
+        except (LimitReached, GameError, RecursionError):
+            return {}
+        return out
+
+    def _exact_move(self, solved, result, info: dict[str, Any], until: float) -> Hashable:
         """A move of the solved strategy, exploiting the opponent where it is safe.
 
         One chooser (turn-based): among the moves that keep the exact value, the one
@@ -294,7 +347,8 @@ class GdlBrain:
         estimate = np.nan_to_num(estimate, nan=-1.0)
         if len(choosers) == 1:
             keeps = [i for i in range(len(moves[me])) if exact_value({me: i}) >= value - 1e-6]
-            return moves[me][max(keeps, key=lambda i: (estimate[i], -i))]
+            traps = self._trap_values(moves, keeps, until)
+            return moves[me][max(keeps, key=lambda i: (traps.get(i, 0.0), estimate[i], -i))]
         other = choosers[0] if choosers[1] == me else choosers[1]
         table = np.array([[exact_value({me: i, other: j}) for j in range(len(moves[other]))]
                           for i in range(len(moves[me]))])
