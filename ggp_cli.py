@@ -19,7 +19,7 @@ from collections.abc import Callable, Sequence
 
 # subcommand -> (handler, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("solvers.demo:main", "the main job: solve simultaneous tic-tac-toe, then play a demo match"),
+    "demo": ("server.demo:main", "the main job: solve simultaneous tic-tac-toe, then play a demo match"),
     "check": ("gdl.cli:check_main", "parse and validate a GDL game, print a summary or every problem"),
     "playout": ("gdl.cli:playout_main", "random playouts of a GDL game (trace, speed)"),
     "solve": ("", "solve a game file (.kif, .efg, tree-format .txt, .osposg)"),
