@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "solve": ("", "solve a game file (.kif, .efg, tree-format .txt, .osposg)"),
     "random-game": ("solvers.simultaneous.cli:random_game_main", "write a random simultaneous-move game as .efg"),
     "exploitability": ("solvers.extensive.cli:exploitability_main", "NashConv of a strategy file for an .efg/tree game"),
-    "bench": ("", "benchmarks against peers: gdl, thesis, corpus, cfr, server"),
+    "bench": ("", "benchmarks against peers: gdl, thesis, corpus, cfr, server, agent"),
     "agent": ("agent.cli:main", "run the GGP agent (--http PORT or --ws URL)"),
     "serve": ("server.cli:serve_main", "run the websocket match server"),
     "match": ("server.cli:match_main", "play one match on an embedded server"),
@@ -39,6 +39,7 @@ BENCHES: dict[str, str] = {
     "thesis": "solvers.simultaneous.bench:main",
     "cfr": "solvers.extensive.bench:main",
     "server": "server.bench:main",
+    "agent": "agent.bench:main",
 }
 
 SIMULTANEOUS_SOLVERS = {"baseline", "ih"}

@@ -44,6 +44,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from gdl.prover import strongly_connected
 from gdl.terms import Const, Distinct, Fn, Literal, Not, Or, Rule, Term, Var
 from solvers.errors import LimitReached
 
@@ -458,50 +459,12 @@ class Join:
 
 
 def sccs(nodes: list[PredKey], edges: dict[PredKey, set[PredKey]]) -> list[list[PredKey]]:
-    """Strongly connected components, dependencies first (iterative Tarjan)."""
-    index: dict[PredKey, int] = {}
-    low: dict[PredKey, int] = {}
-    on_stack: set[PredKey] = set()
-    stack: list[PredKey] = []
-    out: list[list[PredKey]] = []
-    counter = 0
-    for root in nodes:
-        if root in index:
-            continue
-        work = [(root, iter(sorted(edges.get(root, ()))))]
-        index[root] = low[root] = counter
-        counter += 1
-        stack.append(root)
-        on_stack.add(root)
-        while work:
-            node, it = work[-1]
-            advanced = False
-            for nxt in it:
-                if nxt not in index:
-                    index[nxt] = low[nxt] = counter
-                    counter += 1
-                    stack.append(nxt)
-                    on_stack.add(nxt)
-                    work.append((nxt, iter(sorted(edges.get(nxt, ())))))
-                    advanced = True
-                    break
-                if nxt in on_stack:
-                    low[node] = min(low[node], index[nxt])
-            if advanced:
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[node])
-            if low[node] == index[node]:
-                comp = []
-                while True:
-                    top = stack.pop()
-                    on_stack.discard(top)
-                    comp.append(top)
-                    if top == node:
-                        break
-                out.append(comp)
-    return out
+    """Strongly connected components, dependencies first (the prover's Tarjan)."""
+    graph: dict[PredKey, set[PredKey]] = {node: set(edges.get(node, ())) for node in nodes}
+    for targets in list(graph.values()):
+        for target in targets:
+            graph.setdefault(target, set(edges.get(target, ())))
+    return strongly_connected(graph)
 
 
 class GroundGame:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from solvers.errors import FormatError, GameError
+from solvers.files import read_text
 from solvers.playable import PlayableGame
 
 FORMATS = ("gdl", "efg", "tree", "posg")
@@ -47,12 +48,9 @@ def load_game(path: str | Path, allowed_dirs: list[Path] | None = None) -> Playa
         if not any(real.is_relative_to(d.resolve()) for d in allowed_dirs):
             raise GameError(f"{path}: game files may only come from: "
                             + ", ".join(str(d) for d in allowed_dirs))
-    try:
-        if file.stat().st_size > MAX_GAME_BYTES:
-            raise GameError(f"{path}: game file larger than {MAX_GAME_BYTES} bytes")
-        text = file.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise GameError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    if file.is_file() and file.stat().st_size > MAX_GAME_BYTES:
+        raise GameError(f"{path}: game file larger than {MAX_GAME_BYTES} bytes")
+    text = read_text(file)
     return load_game_text(detect_format(file, text), text, name=file.stem, filename=str(path))
 
 

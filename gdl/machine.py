@@ -35,6 +35,7 @@ from gdl.prover import (
 )
 from gdl.terms import Fn, Rule, Spelling, term_to_kif
 from solvers.errors import GameError, GameRuntimeError
+from solvers.files import read_text
 
 State = Hashable
 Move = Hashable
@@ -245,11 +246,7 @@ def read_rules(source: str | Path | list[Rule], name: str | None = None) -> tupl
     elif "(" not in source and ";" not in source:
         path = Path(source)
     if path is not None:
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise GameError(f"{path}: cannot read: {exc.strerror or exc}") from None
-        return parse_kif(text, str(path)), name or path.stem
+        return parse_kif(read_text(path), str(path)), name or path.stem
     return parse_kif(source), name or "game"
 
 

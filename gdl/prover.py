@@ -35,6 +35,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from gdl.terms import (
     Const,
@@ -796,7 +797,7 @@ def _reaching(graph: dict[str, set[str]], targets: set[str]) -> set[str]:
     return found
 
 
-def strongly_connected(graph: dict[str, set[str]]) -> list[list[str]]:
+def strongly_connected(graph: dict[Any, set[Any]]) -> list[list[Any]]:
     """Tarjan's SCCs (iterative), dependencies before dependants."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}

@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 
 from solvers.errors import GameError
+from solvers.files import read_text
 
 from .exploitability import nash_conv
 from .files import read_game_file
@@ -74,10 +75,7 @@ def exploitability_main(argv: list[str]) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     game = read_game_file(args.game)
-    try:
-        text = Path(args.strategy).read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise GameError(f"{args.strategy}: cannot read: {exc.strerror or exc}") from None
+    text = read_text(args.strategy)
     strategy = read_strategy(game, text, filename=args.strategy)
     result = nash_conv(game, strategy.sigma)
     if strategy.missing:

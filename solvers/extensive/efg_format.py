@@ -29,7 +29,8 @@ from collections import Counter
 from fractions import Fraction
 from pathlib import Path
 
-from solvers.errors import FormatError, GameError, Location
+from solvers.errors import FormatError, Location
+from solvers.files import read_text
 
 from .model import CHANCE, PLAYER, TERMINAL, ExtensiveGame, RawNode, build_game, exact_number
 
@@ -133,10 +134,7 @@ def read_efg(text_or_path: str | Path, filename: str | None = None) -> Extensive
         text_or_path = Path(text_or_path)
     if isinstance(text_or_path, Path):
         filename = filename or str(text_or_path)
-        try:
-            text = text_or_path.read_text(encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise GameError(f"{text_or_path}: cannot read: {exc.strerror or exc}") from None
+        text = read_text(text_or_path)
     else:
         text = text_or_path
     return _EfgReader(_Tokens(text.removeprefix("\ufeff"), filename)).read()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from solvers.errors import FormatError, GameError
+from solvers.errors import FormatError
+from solvers.files import read_text
 
 from .efg_format import read_efg
 from .model import ExtensiveGame
@@ -31,8 +32,5 @@ def format_of(path: Path, text: str) -> str:
 
 def read_game_file(path: str | Path) -> ExtensiveGame:
     file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise GameError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    text = read_text(file)
     return read_game_text(format_of(file, text), text, filename=str(path))

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from solvers.errors import GameError
+from solvers.files import read_text
 from solvers.posg.hsvi import Hsvi, Progress
 from solvers.posg.reader import read_posg
 
@@ -41,10 +42,7 @@ def main(argv: list[str]) -> int:
         raise GameError(f"--time-limit must be positive, got {args.time_limit}")
     start = time.monotonic()
     path = Path(args.file)
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise GameError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    text = read_text(path)
     model = read_posg(text, str(path))
     solver = Hsvi(model, presolve_time=PRESOLVE_SHARE * args.time_limit)
     presolve = time.monotonic() - start
