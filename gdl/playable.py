@@ -70,10 +70,13 @@ class GdlGame:
         """The legal move written ``text`` (case-insensitively, any spacing)."""
         if text is None:
             raise GameError(f"role {role} must move in a GDL game")
-        wanted = term_to_kif(parse_term(text)).lower()
-        for move in legal:
-            if self.machine.move_to_kif(move).lower() == wanted:
-                return move
+        written = {self.machine.move_to_kif(move).lower(): move for move in legal}
+        exact = written.get(text.lower())
+        if exact is not None:  # the usual case: our own spelling, no parse needed
+            return exact
+        move = written.get(term_to_kif(parse_term(text)).lower())
+        if move is not None:
+            return move
         raise GameError(f"illegal move {text!r} for role {role}")
 
     def payoffs(self, state: GdlState) -> list[float]:
