@@ -20,7 +20,7 @@ import time
 from collections.abc import Sequence
 
 from agent.worker import BrainOptions, GameSpec, GdlBrain
-from solvers.errors import GameError
+from solvers.files import read_text
 
 
 class _Baseline:
@@ -79,11 +79,7 @@ def main(argv: Sequence[str]) -> int:
                         help="MAST epsilon of the agent's playouts (0: uniform)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(list(argv))
-    try:
-        with open(args.game, encoding="utf-8") as file:
-            text = file.read()
-    except OSError as exc:
-        raise GameError(f"{args.game}: cannot read: {exc.strerror or exc}") from None
+    text = read_text(args.game)
     from gdl.machine import load_machine
 
     roles = len(load_machine(text).roles)
