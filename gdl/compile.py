@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gdl.ground import Budget, GroundRule, Value, from_value, ground_game, sccs, to_value
-from gdl.machine import StateMachine
+from gdl.machine import NATURE, NATURE_GOAL, StateMachine
 from gdl.parser import parse_term
 from gdl.terms import Fn, Rule, Spelling, term_to_kif
 from solvers.errors import GameError, GameRuntimeError, LimitReached
@@ -595,6 +595,9 @@ class CompiledMachine(StateMachine):
             values[self._role_index[atom[1]]].append(atom[2])
         out = []
         for role, found in zip(self.roles, values, strict=True):
+            if not found and role == NATURE:
+                out.append(NATURE_GOAL)
+                continue
             if len(found) != 1:
                 shown = ", ".join(sorted(map(kif, found))) or "none"
                 raise GameRuntimeError(f"role {role} has {len(found)} goal values ({shown}) "

@@ -37,11 +37,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gdl.machine import Move, State, StateMachine
+from gdl.machine import NATURE, Move, State, StateMachine
 from solvers.errors import LimitReached, UnsupportedGame, ValidationError
 from solvers.simultaneous.model import CHANCE, DECISION, TERMINAL, SimultaneousGame
 
-NATURE = "random"
 PROGRESS_SECONDS = 2.0      # between two progress lines
 CHECK_EVERY = 256           # states between two memory checks (time: every state)
 

@@ -42,6 +42,10 @@ Move = Hashable
 ENGINES = ("auto", "compiled", "general")
 
 
+# GDL-II's nature role need not have goals: it gets this value when it has none.
+NATURE = "random"
+NATURE_GOAL = 0
+
 class StateMachine(ABC):
     """A GDL game as a state machine; both engines implement this."""
 
@@ -199,6 +203,9 @@ class GeneralMachine(StateMachine):
     def goals(self, state: State) -> tuple[int, ...]:
         result = []
         for role, found in zip(self.roles, self.goal_values(state), strict=True):
+            if not found and role == NATURE:
+                result.append(NATURE_GOAL)
+                continue
             if len(found) != 1:
                 raise GameRuntimeError(
                     f"role {role} has {len(found)} goal values ({', '.join(found) or 'none'}) "

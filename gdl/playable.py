@@ -12,12 +12,10 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from gdl.machine import Move, StateMachine, load_machine
+from gdl.machine import NATURE, Move, StateMachine, load_machine
 from gdl.parser import parse_kif, parse_term
 from gdl.terms import term_to_kif
 from solvers.errors import GameError
-
-NATURE = "random"
 
 GdlState = tuple[Any, tuple[str, ...] | None]
 

@@ -156,6 +156,21 @@ def test_random_role_becomes_chance_nodes(engine) -> None:
     assert payoffs[1, :, 0].tolist() == [0.0, 0.0]
 
 
+@pytest.mark.parametrize("engine", ["compiled", "general"])
+def test_nature_needs_no_goal(engine) -> None:
+    # GDL-II does not require goals for `random`: without them it scores 0, and the
+    # players' payoffs are those of the game that states them.
+    with_goal = expand(load_machine(COIN, engine=engine)).game
+    without = expand(load_machine(COIN.replace("(goal random 0)", ""), engine=engine)).game
+    assert np.array_equal(with_goal.entry_payoff, without.entry_payoff)
+    machine = load_machine(COIN.replace("(goal random 0)", ""), engine=engine)
+    state = machine.next_state(machine.initial_state(),
+                               [m[0] for m in machine.legal_joint_moves(machine.initial_state())])
+    final = machine.next_state(state, [m[0] for m in machine.legal_joint_moves(state)])
+    assert machine.is_terminal(final)
+    assert machine.goals(final)[machine.roles.index("random")] == 0
+
+
 def test_subgame_from_any_state(tictactoe) -> None:
     machine = tictactoe.machine
     node = int(tictactoe.game.entry_child[tictactoe.game.entries(0)][1])   # x at 11, o at 12
