@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,3 +36,17 @@ def swipl() -> str:
     if exe is None:
         pytest.skip("SWI-Prolog (swipl) is not installed")
     return exe
+
+
+@contextlib.asynccontextmanager
+async def running_server(tmp_path: Path, **options: Any) -> AsyncIterator[Any]:
+    """A match server on a free loopback port with its own database in ``tmp_path``."""
+    from server.app import MatchServer
+    from server.records import Records
+
+    records = Records(tmp_path / "matches.sqlite")
+    try:
+        async with MatchServer(records, port=0, **options) as srv:
+            yield srv
+    finally:
+        records.close()

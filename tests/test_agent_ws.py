@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import shared_path
+from conftest import running_server, shared_path
 
 from agent.gamer import Gamer
 from agent.worker import BrainOptions
 from agent.ws_client import WsAgent, run_client
 from gdl.loader import load_game
 from server.app import MatchServer
-from server.records import Records
 
 
 async def test_ping_is_answered_and_foreign_requests_ignored() -> None:
@@ -31,10 +30,8 @@ async def test_ping_is_answered_and_foreign_requests_ignored() -> None:
 
 @pytest.fixture
 async def server(tmp_path):
-    records = Records(tmp_path / "matches.sqlite")
-    async with MatchServer(records, port=0, grace=0.2, seat_wait=10) as srv:
+    async with running_server(tmp_path, grace=0.2, seat_wait=10) as srv:
         yield srv
-    records.close()
 
 
 async def play_against(server: MatchServer, game, seats: list[str], **clocks):

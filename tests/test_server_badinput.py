@@ -7,21 +7,17 @@ import contextlib
 import json
 
 import pytest
+from conftest import running_server
 from test_server_support import Pennies, ScriptedAgent
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
-from server.app import MatchServer
-from server.records import Records
-
 
 @pytest.fixture
 async def server(tmp_path):
-    records = Records(tmp_path / "matches.sqlite")
-    async with MatchServer(records, port=0, grace=0.05, seat_wait=5, max_connections=12,
+    async with running_server(tmp_path, grace=0.05, seat_wait=5, max_connections=12,
                            login_timeout=0.5, max_message_bytes=4096) as srv:
         yield srv
-    records.close()
 
 
 async def exchange(ws, message: str | bytes | dict) -> dict:

@@ -14,21 +14,18 @@ import socket
 import sys
 
 import pytest
-from conftest import GAMES, REPO, shared_path
+from conftest import GAMES, REPO, running_server, shared_path
 from test_server_support import GgpHttpTestPlayer, ScriptedAgent
 
 from gdl.loader import load_game
-from server.app import MatchServer
 from server.bench import run_bench
-from server.records import Records, ggp_base_json
+from server.records import ggp_base_json
 
 
 @pytest.fixture
 async def server(tmp_path):
-    records = Records(tmp_path / "matches.sqlite")
-    async with MatchServer(records, port=0, grace=0.2, seat_wait=10) as srv:
+    async with running_server(tmp_path, grace=0.2, seat_wait=10) as srv:
         yield srv
-    records.close()
 
 
 def random_legal(seed: int):

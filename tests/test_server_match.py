@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from conftest import running_server
 from test_server_support import Pennies, ScriptedAgent
 
 from server.app import MatchServer
@@ -13,10 +14,8 @@ from server.records import Records
 
 @pytest.fixture
 async def server(tmp_path):
-    records = Records(tmp_path / "matches.sqlite")
-    async with MatchServer(records, port=0, grace=0.05, seat_wait=5) as srv:
+    async with running_server(tmp_path, grace=0.05, seat_wait=5) as srv:
         yield srv
-    records.close()
 
 
 async def test_ws_agent_against_builtin(server) -> None:
