@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from gdl.machine import ENGINES, GeneralMachine, StateMachine, load_machine, read_rules
-from gdl.prover import LEVEL_MOVE, LEVEL_STATE
+from gdl.topdown import LEVEL_MOVE, LEVEL_STATE
 from gdl.trace import playout_records, random_joint_move, write_record
 from gdl.validate import problems_of
 from solvers.errors import GameError
@@ -46,12 +46,9 @@ def check_main(argv: list[str]) -> int:
               f"{'s' if len(problems) > 1 else ''}")
         return 1
     machine = GeneralMachine(rules, name=name)
-    levels = {LEVEL_STATE: 0, LEVEL_MOVE: 0}
     relations = {r.head.name for r in rules}
-    for component in machine.program.components:
-        for relation in component.relations:
-            if relation in relations and component.level in levels:
-                levels[component.level] += 1
+    levels = {level: sum(1 for r in relations if machine.program.level.get(r) == level)
+              for level in (LEVEL_STATE, LEVEL_MOVE)}
     facts = sum(1 for r in rules if r.is_fact)
     print(f"{args.game}: valid GDL")
     print(f"roles ({len(machine.roles)}): {' '.join(machine.roles)}")

@@ -3,12 +3,12 @@
 :func:`load_machine` reads a game (path, KIF text or parsed rules), validates it
 and returns a :class:`StateMachine`: the compiled engine (part of ``gdl.compile``)
 when asked for or when ``engine="auto"`` and grounding fits its budget, else the
-general engine :class:`GeneralMachine` (bottom-up evaluation, :mod:`gdl.prover`),
-which handles every valid game. ``fallback_reason`` says why "auto" did not get
-the compiled engine.
+general engine :class:`GeneralMachine` (memoized top-down resolution compiled to
+Python, :mod:`gdl.topdown`), which handles every valid game. ``fallback_reason``
+says why "auto" did not get the compiled engine.
 
-States are frozensets of fact ids (hashable, hash cached, cheap to copy); moves
-are ground values (``str`` or nested tuples, see :mod:`gdl.prover`).
+General-engine states are frozensets of ground facts (hashable, hash cached, cheap
+to copy); moves are ground values (``str`` or nested tuples, see :mod:`gdl.prover`).
 """
 
 from __future__ import annotations
@@ -16,24 +16,20 @@ from __future__ import annotations
 import hashlib
 import importlib
 import importlib.util
+import random
 import re
+import sys
+import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from pathlib import Path
+from typing import Any
 
 from gdl.parser import parse_kif, parse_term
-from gdl.prover import (
-    LEVEL_MOVE,
-    LEVEL_STATE,
-    LEVEL_STATIC,
-    Context,
-    Program,
-    Value,
-    to_value,
-    value_to_kif,
-)
+from gdl.prover import Value, to_value, value_to_kif
 from gdl.terms import Fn, Rule, Spelling, term_to_kif
+from gdl.topdown import RECURSION_LIMIT, Frame, TopDownProgram
 from solvers.errors import GameError, GameRuntimeError
 from solvers.files import read_text
 
@@ -108,28 +104,50 @@ def _ground_value(kif: str, spelling: Spelling) -> Value:
 
 
 class GeneralMachine(StateMachine):
-    """The general engine: stratified bottom-up evaluation (see :mod:`gdl.prover`)."""
+    """The general engine: memoized top-down resolution (see :mod:`gdl.topdown`).
+
+    States are frozensets of ground fact values.
+    """
 
     engine_name = "general"
-    CACHED_STATES = 32  # contexts kept so legal/terminal/goals/next share derivations
+    CACHED_STATES = 32  # frames kept so legal/terminal/goals/next share derivations
+    CALIBRATION_STEPS = 40
+    CALIBRATION_SECONDS = 0.3
 
     def __init__(self, rules: Sequence[Rule], name: str = "game") -> None:
         self.name = name
         self._spelling = Spelling(list(rules))
         if self._spelling.mixed:
             rules = self._spelling.rules(list(rules))
-        self.program = Program(rules)
+        self.program = TopDownProgram(rules)
         role_terms = [r.head.args[0] for r in rules
                       if r.is_fact and isinstance(r.head, Fn) and r.head.name == "role"
                       and len(r.head.args) == 1]
         self.roles = tuple(term_to_kif(t) for t in role_terms)
         self._role_values = tuple(to_value(t) for t in role_terms)
         self._role_index = {v: i for i, v in enumerate(self._role_values)}
-        self._static = Context(self.program, LEVEL_STATIC)
-        self._fact_ids: dict[Value, int] = {}
-        self._facts: list[Value] = []
-        self._contexts: OrderedDict[State, _StateInfo] = OrderedDict()
-        self._kif_of: dict[Value, str] = {}  # moves and facts recur: print each once
+        self._frames: OrderedDict[State, Frame] = OrderedDict()
+        self._kif_of: dict[Value, str] = {}
+        self.program.calibrate(self._random_walk())
+        self._frames.clear()
+
+    def _random_walk(self) -> list[State]:
+        """The states of a short seeded random walk from the initial state (at most
+        CALIBRATION_STEPS steps or CALIBRATION_SECONDS), for join planning."""
+        rng = random.Random(0)
+        deadline = time.monotonic() + self.CALIBRATION_SECONDS
+        states: list[State] = []
+        try:
+            state = self.initial_state()
+            while len(states) < self.CALIBRATION_STEPS and time.monotonic() < deadline:
+                states.append(state)
+                if self.is_terminal(state):
+                    break
+                state = self.next_state(state, [rng.choice(self.legal_moves(state, r))
+                                                for r in range(len(self.roles))])
+        except GameError:
+            pass  # an ill-defined state: plan with what was seen
+        return states
 
     def _kif(self, value: Value) -> str:
         text = self._kif_of.get(value)
@@ -137,45 +155,56 @@ class GeneralMachine(StateMachine):
             text = self._kif_of[value] = value_to_kif(value)
         return text
 
-    # -- facts and states
-    def _state(self, values: Sequence[Value]) -> frozenset[int]:
-        ids = self._fact_ids
-        out = []
-        for value in values:
-            fact_id = ids.get(value)
-            if fact_id is None:
-                fact_id = ids[value] = len(self._facts)
-                self._facts.append(value)
-            out.append(fact_id)
-        return frozenset(out)
+    def _frame(self, state: State) -> Frame:
+        frame = self._frames.get(state)
+        if frame is None:
+            frame = self._frames[state] = Frame(self.program, state)  # type: ignore[arg-type]
+            if len(self._frames) > self.CACHED_STATES:
+                self._frames.popitem(last=False)
+        return frame
 
-    def _info(self, state: State) -> _StateInfo:
-        info = self._contexts.get(state)
-        if info is not None:
-            self._contexts.move_to_end(state)
-        else:
-            facts = self._facts
-            true_rows = [(facts[i],) for i in state]  # type: ignore[attr-defined]
-            info = _StateInfo(Context(self.program, LEVEL_STATE, self._static, {"true": true_rows}))
-            self._contexts[state] = info
-            if len(self._contexts) > self.CACHED_STATES:
-                self._contexts.popitem(last=False)
-        return info
+    def _ask(self, query: str, state: State, does: dict | None = None) -> Any:
+        """Run a query. Running out of recursion means a cyclic derivation: the program
+        switches to tabling and the query runs again (see :mod:`gdl.topdown`). An
+        interrupted query may leave unfinished tables: frames and memos are dropped."""
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
+        try:
+            while True:
+                frame = self._frame(state)
+                if does is not None:
+                    frame = Frame(self.program, state, does, frame)  # type: ignore[arg-type]
+                try:
+                    return self.program.queries[query](frame)
+                except RecursionError:
+                    self._frames.clear()
+                    if self.program.tabling_on:
+                        self.program.forget()
+                        raise GameRuntimeError(
+                            f"a derivation is deeper than {RECURSION_LIMIT} calls") from None
+                    self.program.use_tabling()
+                except BaseException:
+                    self._frames.clear()
+                    self.program.forget()
+                    raise
+        finally:
+            sys.setrecursionlimit(limit)
 
     def initial_state(self) -> State:
-        return self._state([row[0] for row in self._static.rows("init")])
+        return frozenset(row[0] for row in self._ask("init", frozenset()))
 
     def legal_moves(self, state: State, role: int) -> tuple[Move, ...]:
-        info = self._info(state)
-        if info.legal is None:
+        frame = self._frame(state)
+        legal = frame.legal
+        if legal is None:
             by_role: dict[int, list[Value]] = {}
-            for role_value, move in info.context.rows("legal"):
+            for role_value, move in self._ask("legal", state):
                 index = self._role_index.get(role_value)
                 if index is not None:
                     by_role.setdefault(index, []).append(move)
-            info.legal = {i: tuple(sorted(moves, key=self._kif))
-                          for i, moves in by_role.items()}
-        moves = info.legal.get(role, ())
+            legal = frame.legal = {i: tuple(sorted(moves, key=self._kif))
+                                   for i, moves in by_role.items()}
+        moves = legal.get(role, ())
         if not moves and not self.is_terminal(state):
             raise GameRuntimeError(f"role {self.roles[role]} has no legal move in the "
                                    f"non-terminal state {self._describe(state)}")
@@ -184,17 +213,15 @@ class GeneralMachine(StateMachine):
     def next_state(self, state: State, joint: Sequence[Move]) -> State:
         if len(joint) != len(self.roles):
             raise GameError(f"expected {len(self.roles)} moves (one per role), got {len(joint)}")
-        info = self._info(state)
-        does = [(role, move) for role, move in zip(self._role_values, joint, strict=True)]
-        context = Context(self.program, LEVEL_MOVE, info.context, {"does": does})
-        return self._state([row[0] for row in context.rows("next")])
+        does = dict(zip(self._role_values, joint, strict=True))
+        return frozenset(row[0] for row in self._ask("next", state, does))
 
     def is_terminal(self, state: State) -> bool:
-        return bool(self._info(state).context.rows("terminal"))
+        return bool(self._ask("terminal", state))
 
     def goal_values(self, state: State) -> tuple[tuple[str, ...], ...]:
         values: dict[int, set[str]] = {}
-        for role_value, goal in self._info(state).context.rows("goal"):
+        for role_value, goal in self._ask("goal", state):
             index = self._role_index.get(role_value)
             if index is not None:
                 values.setdefault(index, set()).add(value_to_kif(goal))
@@ -222,25 +249,15 @@ class GeneralMachine(StateMachine):
         return _ground_value(kif, self._spelling)
 
     def state_to_kif(self, state: State) -> list[str]:
-        facts = self._facts
-        kif = self._kif
-        return sorted(kif(facts[i]) for i in state)  # type: ignore[attr-defined]
+        return sorted(map(self._kif, state))  # type: ignore[call-overload]
 
     def state_from_kif(self, facts: list[str]) -> State:
-        return self._state([_ground_value(f, self._spelling) for f in facts])
+        return frozenset(_ground_value(f, self._spelling) for f in facts)
 
     def _describe(self, state: State) -> str:
         facts = self.state_to_kif(state)
         shown = " ".join(facts[:12]) + (" ..." if len(facts) > 12 else "")
         return "{" + shown + "}"
-
-
-class _StateInfo:
-    __slots__ = ("context", "legal")
-
-    def __init__(self, context: Context) -> None:
-        self.context = context
-        self.legal: dict[int, tuple[Value, ...]] | None = None
 
 
 def read_rules(source: str | Path | list[Rule], name: str | None = None) -> tuple[list[Rule], str]:

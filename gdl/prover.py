@@ -1,33 +1,27 @@
-"""General GDL reasoner: stratified bottom-up (semi-naive) evaluation per state.
+"""GDL rules normalised, and static relations derived bottom-up (semi-naively).
 
-Algorithm (Ullman, *Principles of Database and Knowledge-Base Systems* vol. 1,
-ch. 3: stratified Datalog, semi-naive evaluation; applied to GDL as in Love et al.
-2008, which guarantees finite models for valid games):
+The shared ground of both engines: the general engine (:mod:`gdl.topdown`) derives
+its static relations here once per game, and both engines use the normal form.
 
 1. Normalise: expand every ``or`` (also under ``not``, by De Morgan) into one rule
    per disjunct, so bodies are conjunctions of atoms, negated atoms, ``distinct``
    and its negation. Ground terms become Python values: a constant is its ``str``
    name, a function term the tuple ``(name, arg...)``; a fact of a relation is the
-   tuple of its argument values.
-   Negation stratified only per constant is split by that constant
-   (:func:`split_by_constants`); state-dependent and term-building relations are
-   rewritten by magic sets (:mod:`gdl.magic`) so only demanded facts are derived;
-   bodies longer than :data:`MAX_BODY` are chained through auxiliary relations.
-2. Stratify: strongly connected components (SCCs) of the relation dependency
-   graph in topological order. Each SCC gets a level: 0 static (independent of
-   ``true`` and ``does``), 1 state (depends on ``true``), 2 move (depends on ``does``).
+   tuple of its argument values. Negation stratified only per constant is split by
+   that constant (:func:`split_by_constants`); bodies longer than :data:`MAX_BODY`
+   are chained through auxiliary relations.
+2. Stratify (Ullman, *Principles of Database and Knowledge-Base Systems* vol. 1,
+   ch. 3): strongly connected components (SCCs) of the relation dependency graph
+   in topological order.
 3. Compile each rule to Python source: body literals ordered greedily (fully bound
    atoms first, then ones with a bound argument, else in written order; negations
    and ``distinct`` as soon as their variables are bound), one nested loop per
    atom over a hash index keyed by the bound argument positions (built lazily per
    relation), membership tests for fully bound atoms.
 4. Evaluate on demand: a :class:`Context` computes an SCC only when a relation in
-   it is asked for. Level-0 SCCs are computed once (the static context) and
-   shared; a state context adds ``true`` facts, a move context adds ``does`` facts
-   on top of a state context and reuses everything that does not depend on them.
-   Recursive SCCs iterate semi-naively: after a first naive round, each rule is
-   re-run once per recursive body atom with that atom reading only the facts
-   that were new in the previous round, until no new fact appears.
+   it is asked for. Recursive SCCs iterate semi-naively: after a first naive round,
+   each rule is re-run once per recursive body atom with that atom reading only the
+   facts that were new in the previous round, until no new fact appears.
 """
 
 from __future__ import annotations
@@ -56,7 +50,6 @@ Value = str | tuple
 Row = tuple
 
 MAX_EXPANDED_BODIES = 4096  # per rule, after distributing `or`
-LEVEL_STATIC, LEVEL_STATE, LEVEL_MOVE = 0, 1, 2
 
 
 # ---------------------------------------------------------------- values
@@ -98,7 +91,7 @@ class FlatRule:
     head: Const | Fn
     body: tuple[FlatLiteral, ...]
     source: Rule
-    ordered: bool = False  # body already in evaluation order (see gdl.magic)
+    ordered: bool = False  # body already in evaluation order (auxiliary rules)
 
 
 def _alternatives(literal: Literal | Eq, rule: Rule) -> list[list[FlatLiteral]]:
@@ -159,20 +152,22 @@ def literal_variables(literal: FlatLiteral) -> set[str]:
     return set(variables(literal))
 
 
-class _UnboundVariables(Exception):
+class UnboundVariables(Exception):
     def __init__(self, names: list[str]) -> None:
         super().__init__(names)
         self.names = names
 
 
 def plan_body(body: Sequence[FlatLiteral], bound: set[str],
-              first: int | None = None) -> list[int]:
+              first: int | None = None,
+              cost: Callable[[Const | Fn, set[str]], float] | None = None) -> list[int]:
     """Evaluation order of a body given already ``bound`` variables.
 
     Positive atoms: ``first`` (a delta atom) if given, then fully bound atoms, then
-    atoms with a bound or constant argument, else the first in written order (rule
-    authors usually write joins in a sensible order). Negations and (in)equalities
-    go right after their variables are bound.
+    the cheapest by ``cost(atom, bound)`` (expected matches) if given, else atoms
+    with a bound or constant argument; ties in written order (rule authors usually
+    write joins in a sensible order). Negations and (in)equalities go right after
+    their variables are bound.
     """
     bound = set(bound)
     positives = [i for i, lit in enumerate(body) if isinstance(lit, (Const, Fn))]
@@ -185,12 +180,16 @@ def plan_body(body: Sequence[FlatLiteral], bound: set[str],
                 order.append(i)
                 filters.remove(i)
 
-    def score(i: int) -> tuple[int, int, int, int]:
+    def score(i: int) -> tuple[int, int, float, int]:
         atom = body[i]
-        args = atom.args if isinstance(atom, Fn) else ()
-        has_bound = any(not isinstance(a, Var) or a.name in bound for a in args)
+        assert isinstance(atom, (Const, Fn))
+        if cost is not None:
+            selectivity = cost(atom, bound)
+        else:
+            args = atom.args if isinstance(atom, Fn) else ()
+            selectivity = 0 if any(not isinstance(a, Var) or a.name in bound for a in args) else 1
         return (0 if i == first else 1, 0 if literal_variables(atom) <= bound else 1,
-                0 if has_bound else 1, i)
+                selectivity, i)
 
     place_filters()
     while positives:
@@ -201,7 +200,7 @@ def plan_body(body: Sequence[FlatLiteral], bound: set[str],
         place_filters()
     if filters:
         unbound = set().union(*(literal_variables(body[i]) for i in filters)) - bound
-        raise _UnboundVariables(sorted(unbound))
+        raise UnboundVariables(sorted(unbound))
     return order
 
 
@@ -346,8 +345,8 @@ class _Codegen:
             return rest if self.delta_position is None else [self.delta_position, *rest]
         try:
             return plan_body(self.rule.body, set(), self.delta_position)
-        except _UnboundVariables as exc:
-            raise _unsafe(self.rule, exc.names) from None
+        except UnboundVariables as exc:
+            raise unsafe_rule(self.rule, exc.names) from None
 
     def generate(self, name: str) -> str:
         body = self.rule.body
@@ -366,7 +365,7 @@ class _Codegen:
                 self.positive(literal, position)
         head_vars = literal_variables(self.rule.head) - set(self.slots)
         if head_vars:
-            raise _unsafe(self.rule, sorted(head_vars))
+            raise unsafe_rule(self.rule, sorted(head_vars))
         self.emit(f"add({self.row_expr(self.rule.head)})")
         signature = "get, add, delta" if self.delta_position is not None else "get, add"
         return "\n".join([f"def {name}({signature}):", *self.prelude, *self.lines,
@@ -411,7 +410,7 @@ class _Codegen:
             self.match(arg, f"{row}[{i}]")
 
 
-def _unsafe(rule: FlatRule, names: list[str]) -> ValidationError:
+def unsafe_rule(rule: FlatRule, names: list[str]) -> ValidationError:
     listed = ", ".join("?" + n for n in names)
     return ValidationError(
         f"unsafe rule {term_to_kif(rule.source)}: {listed} must appear in a positive body atom",
@@ -431,10 +430,9 @@ def compile_rule(rule: FlatRule, delta_position: int | None = None) -> RuleFunct
 
 @dataclass
 class Component:
-    """One SCC of the dependency graph: its relations, rules and level."""
+    """One SCC of the dependency graph: its relations and rules."""
 
     relations: tuple[str, ...]
-    level: int
     recursive: bool
     rules: list[tuple[str, RuleFunction]] = field(default_factory=list)
     # (head relation, function, recursive relation the delta atom reads)
@@ -467,7 +465,7 @@ def split_by_constants(flat_rules: dict[str, list[FlatRule]], facts: dict[str, l
     ``goal`` becomes ``goal [1=100]``, ``goal [1=0]``... with bridge rules
     ``goal(a, b) <= goal [1=c](a, b)``, which makes the program stratified.
     """
-    graph = _dependency_graph(flat_rules)
+    graph = dependency_graph(flat_rules)
     for name in facts:
         graph.setdefault(name, set())
     negative = _negative_edges(flat_rules)
@@ -531,74 +529,36 @@ def split_by_constants(flat_rules: dict[str, list[FlatRule]], facts: dict[str, l
             new_rules.setdefault(relation, []).append(
                 FlatRule(Fn(relation, args), (Fn(split_name(relation, value), args),), source))
     try:
-        _stratify_check(_dependency_graph(new_rules), _negative_edges(new_rules))
+        _stratify_check(dependency_graph(new_rules), _negative_edges(new_rules))
     except ValidationError:
         return None
     return new_rules, new_facts
 
 
 class Program:
-    """Compiled, stratified rules of a game, ready to evaluate in contexts."""
+    """Compiled, stratified rules, ready to evaluate in a :class:`Context`."""
 
     def __init__(self, rules: Sequence[Rule]) -> None:
         self.facts, flat_rules = facts_and_flat_rules(rules)
         split = split_by_constants(flat_rules, self.facts)
         if split is not None:
             flat_rules, self.facts = split
-        goal_directed = self._goal_directed(flat_rules)
-        self.graph, self.components = self._stratify(_split_long_bodies(goal_directed))
+        self.graph, self.components = self._stratify(split_long_bodies(flat_rules))
         self.component_of = {r: c for c in self.components for r in c.relations}
         self._needs: dict[str, list[Component]] = {}
 
-    def _goal_directed(self, flat_rules: dict[str, list[FlatRule]]) -> dict[str, list[FlatRule]]:
-        """The magic-sets rewriting of the state-dependent rules (see gdl.magic), or
-        the rules unchanged when the rewriting is not stratified or not needed."""
-        from gdl.magic import magic_rewrite
-
-        graph = _dependency_graph(flat_rules)
-        dynamic = _reaching(graph, {"true", "does"})
-        # Static relations are derived once per game, except ones that build
-        # function terms from variables (lists, counters): those can be huge or
-        # unbounded in practice (laikLee_hex: every list of up to 23 cells), so they
-        # are derived on demand like the state-dependent ones.
-        candidates = {h for h, rules in flat_rules.items()
-                      if h in dynamic or any(_builds_terms(r.head) for r in rules)}
-        while True:
-            try:
-                rewritten = magic_rewrite(flat_rules, candidates)
-            except _UnboundVariables:
-                return flat_rules
-            # relations on a cycle through negation stay unrewritten; try the rest
-            cyclic = _unstratified(_dependency_graph(rewritten), _negative_edges(rewritten))
-            if not cyclic:
-                break
-            bases = {name.removeprefix("magic ").split(" [", 1)[0] for name in cyclic}
-            if not bases & candidates:
-                return flat_rules
-            candidates -= bases
-        for name in rewritten:
-            base = name.split(" [", 1)[0]
-            if name != base and not name.startswith("magic ") and base in self.facts:
-                self.facts[name] = self.facts[base]
-        return rewritten
-
     def _stratify(self, flat_rules: dict[str, list[FlatRule]],
                   ) -> tuple[dict[str, set[str]], list[Component]]:
-        graph = _dependency_graph(flat_rules)
+        graph = dependency_graph(flat_rules)
         for name in self.facts:
             graph.setdefault(name, set())
         sccs = _stratify_check(graph, _negative_edges(flat_rules))
         components: list[Component] = []
-        level_of: dict[str, int] = {}
         for scc in sccs:
             members = set(scc)
-            level = max([{"true": LEVEL_STATE, "does": LEVEL_MOVE}.get(r, LEVEL_STATIC)
-                         for r in scc]
-                        + [level_of[d] for r in scc for d in graph[r] if d not in members])
             recursive = len(scc) > 1 or scc[0] in graph[scc[0]]
-            component = Component(tuple(sorted(scc)), level, recursive)
+            component = Component(tuple(sorted(scc)), recursive)
             for relation in component.relations:
-                level_of[relation] = level
                 for rule in flat_rules.get(relation, ()):
                     component.rules.append((relation, compile_rule(rule)))
                     if recursive:
@@ -627,28 +587,12 @@ class Program:
 
 
 class Context:
-    """Facts derived for one situation: static, a state (``true``) or a move (``does``).
+    """The facts of a program's relations, each derived when first asked for."""
 
-    Components below this context's level are delegated to the parent context, so
-    a move context reuses what its state context derived and every context reuses
-    the static relations.
-    """
-
-    def __init__(self, program: Program, level: int, parent: Context | None = None,
-                 base: dict[str, Iterable[Row]] | None = None) -> None:
+    def __init__(self, program: Program) -> None:
         self.program = program
-        self.level = level
-        self.parent = parent
-        # Relations of lower components are linked from the parent on first use
-        # (see _evaluate); a component at this level or above is never inherited:
-        # the parent, if it evaluated one at all, saw none of this context's base facts.
         self.relations: dict[str, Relation] = {}
         self.done: set[int] = set()
-        for name, rows in (base or {}).items():
-            self.relations[name] = Relation(rows)
-            component = program.component_of.get(name)
-            if component is not None:
-                self.done.add(id(component))
         relations = self.relations
         self.get = lambda name: relations.get(name, _EMPTY)
 
@@ -663,13 +607,7 @@ class Context:
         return self.relation(name).rows
 
     def _evaluate(self, component: Component) -> None:
-        parent = self.parent
-        if parent is not None and component.level < self.level:
-            if id(component) not in parent.done:
-                parent._evaluate(component)
-            for name in component.relations:
-                self.relations[name] = parent.relations[name]
-        elif not component.recursive:
+        if not component.recursive:
             (name,) = component.relations
             derived: set[Row] = set(self.program.facts.get(name, ()))
             for _head, derive in component.rules:
@@ -701,7 +639,7 @@ _EMPTY = Relation()
 MAX_BODY = 12  # literals per compiled rule: Python allows 20 nested blocks
 
 
-def _split_long_bodies(flat_rules: dict[str, list[FlatRule]]) -> dict[str, list[FlatRule]]:
+def split_long_bodies(flat_rules: dict[str, list[FlatRule]]) -> dict[str, list[FlatRule]]:
     """Rules with more than MAX_BODY literals split into a chain of auxiliary rules
     (``aux N`` holds the variables of a prefix that the rest still needs)."""
     out: dict[str, list[FlatRule]] = {}
@@ -718,7 +656,7 @@ def _split(rule: FlatRule, salt: int) -> list[FlatRule]:
         return [rule]
     try:
         order = range(len(rule.body)) if rule.ordered else plan_body(rule.body, set())
-    except _UnboundVariables:
+    except UnboundVariables:
         return [rule]  # compiling it reports the unsafe rule
     body = [rule.body[i] for i in order]
     parts: list[FlatRule] = []
@@ -734,7 +672,7 @@ def _split(rule: FlatRule, salt: int) -> list[FlatRule]:
     return parts
 
 
-def _dependency_graph(flat_rules: dict[str, list[FlatRule]]) -> dict[str, set[str]]:
+def dependency_graph(flat_rules: dict[str, list[FlatRule]]) -> dict[str, set[str]]:
     """Relation -> relations its rules read (every mentioned relation is a node)."""
     graph: dict[str, set[str]] = {name: set() for name in flat_rules}
     for head, rules in flat_rules.items():
@@ -781,7 +719,7 @@ def _stratify_check(graph: dict[str, set[str]],
     return sccs
 
 
-def _reaching(graph: dict[str, set[str]], targets: set[str]) -> set[str]:
+def reaching(graph: dict[str, set[str]], targets: set[str]) -> set[str]:
     """The relations that depend (transitively) on one of ``targets``."""
     reverse: dict[str, set[str]] = {}
     for head, deps in graph.items():
