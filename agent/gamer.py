@@ -275,6 +275,19 @@ class Gamer:
             pass  # noticed at the next request
         return worker
 
+    def resync(self, joint_moves: Sequence[Sequence[str] | None]) -> None:
+        """Catch up after missed steps (a rejoin): ``joint_moves`` are the joint moves of
+        every finished step; the next :meth:`play` brings the last one. When our own
+        history is shorter, the worker is replaced by one that replays the full one."""
+        if self._match is None or len(self._history) >= len(joint_moves):
+            return
+        self._history = [None, *joint_moves[:-1]]
+        log.warning("rejoined at step %d: a new worker replays the %d finished steps",
+                    len(joint_moves) + 1, len(joint_moves))
+        if self._worker is not None:
+            self._worker.close()
+        self._worker = self._restarted_worker()
+
     async def stop(self, moves: Sequence[str] | None, deadline: float) -> list[int] | None:
         """The match is over: the goal values after the last joint move, if known."""
         goals = None

@@ -10,6 +10,11 @@
 4. ``end`` / ``abort``: the match is over; after ``max_matches`` the client returns.
 5. ``ping`` gets ``pong`` at once: offers and requests run as tasks, so the receive
    loop never waits for thinking.
+6. A lost connection is re-opened (backoff from 0.2 s to 5 s, for up to
+   ``reconnect_seconds``): during a match with ``rejoin`` (same token), else with
+   ``hello``. The rejoin offer's ``history`` (every finished step's observation)
+   lets the gamer replay the steps it missed; a request answered before the loss
+   gets the same answer again.
 """
 
 from __future__ import annotations
@@ -31,6 +36,8 @@ from solvers.errors import GameError
 log = logging.getLogger("agent.ws")
 
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the server's frame limit
+RECONNECT_SECONDS = 60.0  # how long a lost connection is retried
+FIRST_DELAY, MAX_DELAY = 0.2, 5.0  # reconnection backoff (seconds)
 
 
 class WsAgent:
@@ -48,6 +55,7 @@ class WsAgent:
         self.results: dict[str, Any] = {}
         self.done = asyncio.Event()
         self.rng = random.Random(gamer.options.seed)
+        self.answers: dict[int, asyncio.Task] = {}  # this match's moves by step
 
     def _deadline(self, received: float, seconds: float) -> float:
         return answer_deadline(received, seconds, self.margin)
@@ -78,33 +86,40 @@ class WsAgent:
             log.warning("offer of %s while playing %s: ignored", match, self.match)
             return
         game = message["game"]
-        self.match, self.format = match, game["format"]
-        spec = GameSpec(game["format"], game["text"], game.get("name", "game"))
-        try:
-            await self.gamer.start(spec, message["role"],
-                                   self._deadline(received, message["startclock"]))
-        except GameError as exc:
-            log.error("cannot play %s: %s", match, exc)
-            return
+        rejoined = bool(message.get("rejoin")) and self.match == match and self.gamer.in_match
+        if not rejoined:  # a new match, or a rejoin by a client that lost the game
+            self.match, self.format = match, game["format"]
+            self.answers = {}
+            spec = GameSpec(game["format"], game["text"], game.get("name", "game"))
+            try:
+                await self.gamer.start(spec, message["role"],
+                                       self._deadline(received, message["startclock"]))
+            except GameError as exc:
+                log.error("cannot play %s: %s", match, exc)
+                return
         if message.get("rejoin") and self.format == "gdl":
-            log.warning("rejoined %s at step %s: the game state is unknown", match,
-                        message.get("step"))
+            self.gamer.resync([_last_moves(o) for o in message.get("history") or []])
         await self.send({"type": "ready", "match": match})
 
     async def _request(self, message: dict[str, Any], received: float) -> None:
         if message.get("match") != self.match:
             return
-        deadline = self._deadline(received, message["deadline"])
+        step = message["step"]
+        answer = self.answers.get(step)
+        if answer is None:  # (a request sent again after a rejoin reuses its answer)
+            answer = self.answers[step] = asyncio.ensure_future(
+                self._choose(message, self._deadline(received, message["deadline"])))
+        move = await asyncio.shield(answer)  # the handler may go with its connection
+        await self.send({"type": "move", "match": self.match, "step": step, "move": move})
+
+    async def _choose(self, message: dict[str, Any], deadline: float) -> str:
         legal = list(message["legal"])
         observation = message.get("observation")
         if not self.gamer.in_match:  # the game could not be built: any legal move
-            move = self.rng.choice(legal)
-        elif self.format == "gdl":
-            move = await self.gamer.play(_last_moves(observation), deadline, legal=legal)
-        else:
-            move = await self.gamer.choose(observation, legal, deadline)
-        await self.send({"type": "move", "match": self.match, "step": message["step"],
-                         "move": move})
+            return self.rng.choice(legal)
+        if self.format == "gdl":
+            return await self.gamer.play(_last_moves(observation), deadline, legal=legal)
+        return await self.gamer.choose(observation, legal, deadline)
 
     async def _end(self, message: dict[str, Any], received: float) -> None:
         if message.get("match") != self.match:
@@ -121,6 +136,7 @@ class WsAgent:
         log.info("match %s over: %s", match, result)
         self.results[match] = result
         self.match = None
+        self.answers = {}
         self.finished += 1
         if self.max_matches is not None and self.finished >= self.max_matches:
             self.done.set()
@@ -134,31 +150,63 @@ def _last_moves(observation: Any) -> list[str] | None:
 
 
 async def run_client(url: str, name: str, gamer: Gamer, *, token: str | None = None,
-                     margin: float = 0.5, max_matches: int | None = None) -> int:
-    """Play matches on the server at ``url`` until it closes or ``max_matches`` end."""
-    try:
-        connection = websockets.connect(url, max_size=MAX_MESSAGE_BYTES)
-        ws = await asyncio.wait_for(connection, 10)
-    except (OSError, TimeoutError, websockets.InvalidURI, websockets.InvalidHandshake) as exc:
-        raise GameError(f"cannot connect to {url}: {exc}") from None
-    async with ws:
-        async def send(message: dict[str, Any]) -> None:
-            try:
-                await ws.send(json.dumps(message))
-            except websockets.ConnectionClosed:
-                log.warning("connection closed before %s was sent", message.get("type"))
+                     margin: float = 0.5, max_matches: int | None = None,
+                     reconnect_seconds: float = RECONNECT_SECONDS) -> int:
+    """Play matches on the server at ``url`` until it closes or ``max_matches`` end;
+    a lost connection is re-opened (see the module docstring). 0 on a normal end."""
+    token = token or secrets.token_hex(16)
+    agent: WsAgent | None = None
+    lost_at = 0.0
+    delay = FIRST_DELAY
+    gamer.warm_up()  # an offer may come as soon as we say hello, and its clock runs
+    while True:
+        try:
+            ws = await asyncio.wait_for(websockets.connect(url, max_size=MAX_MESSAGE_BYTES), 10)
+        except (OSError, TimeoutError, websockets.InvalidURI, websockets.InvalidHandshake) as exc:
+            if agent is None or time.monotonic() - lost_at > reconnect_seconds:
+                raise GameError(f"cannot connect to {url}: {exc}") from None
+            await asyncio.sleep(delay)
+            delay = min(2 * delay, MAX_DELAY)
+            continue
+        delay = FIRST_DELAY
+        async with ws:
+            async def send(message: dict[str, Any], ws=ws) -> None:
+                try:
+                    await ws.send(json.dumps(message))
+                except websockets.ConnectionClosed:
+                    log.warning("connection closed before %s was sent", message.get("type"))
 
-        gamer.warm_up()  # not awaited: an offer may come at once and its clock runs
-        await send({"type": "hello", "name": name, "token": token or secrets.token_hex(16)})
-        agent = WsAgent(gamer, send, margin, max_matches)
-        tasks: set[asyncio.Task] = set()
-        receiving = asyncio.ensure_future(_receive(ws, agent, tasks))
-        finished = asyncio.ensure_future(agent.done.wait())
-        await asyncio.wait({receiving, finished}, return_when=asyncio.FIRST_COMPLETED)
-        for task in (receiving, finished, *tasks):
-            task.cancel()
-        return 0 if agent.done.is_set() or receiving.done() and not receiving.cancelled() \
-            and receiving.result() else 1
+            if agent is None:
+                agent = WsAgent(gamer, send, margin, max_matches)
+            agent.send = send
+            if agent.match is not None:
+                log.warning("reconnected: rejoining %s", agent.match)
+                await send({"type": "rejoin", "match": agent.match, "token": token,
+                            "name": name})
+            else:
+                await send({"type": "hello", "name": name, "token": token})
+            closed_normally = await _serve(ws, agent)
+        if agent.done.is_set() or (closed_normally and agent.match is None):
+            return 0
+        lost_at = time.monotonic()
+        log.warning("connection lost; reconnecting to %s", url)
+
+
+async def _serve(ws, agent: WsAgent) -> bool:
+    """Receive until the connection ends or the agent is done; True on a normal close."""
+    tasks: set[asyncio.Task] = set()
+    receiving = asyncio.ensure_future(_receive(ws, agent, tasks))
+    finished = asyncio.ensure_future(agent.done.wait())
+    await asyncio.wait({receiving, finished}, return_when=asyncio.FIRST_COMPLETED)
+    finished.cancel()
+    # handlers of a lost connection run on (thinking continues; their sends fail and
+    # the answers are sent again after the rejoin), unless the agent is done
+    for task in tasks if agent.done.is_set() else ():
+        task.cancel()
+    if not receiving.done():
+        receiving.cancel()
+        return True
+    return receiving.result()
 
 
 async def _receive(ws, agent: WsAgent, tasks: set[asyncio.Task]) -> bool:

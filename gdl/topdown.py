@@ -265,6 +265,7 @@ class TopDownProgram:
         static_rules = [r for r in rules if r.head.name not in derived]
         self._static = Context(Program(static_rules))
         self.static_extra: dict[str, Relation] = {}
+        self._values: dict[str, frozenset] = {}
         # a derived relation's facts: a static relation read by one more rule
         for name in sorted(derived & set(facts)):
             fact_name = f"{name} facts"  # a space never occurs in a parsed symbol
@@ -355,6 +356,13 @@ class TopDownProgram:
 
     def static_rows(self, name: str) -> list[Row]:
         return self.static_relation(name).rows
+
+    def static_values(self, name: str) -> frozenset:
+        """The values of a unary static relation (a membership test needs no tuple)."""
+        found = self._values.get(name)
+        if found is None:
+            found = self._values[name] = frozenset(row[0] for row in self.static_rows(name))
+        return found
 
     def arity(self, relation: str) -> int:
         rules = self.rules.get(relation)
@@ -528,6 +536,8 @@ class _RuleCode:
         self.adornment = adornment
         self.mode = mode
         self.slots: dict[str, str] = {}  # variable -> Python expression of its value
+        # function terms already matched whole: reuse the value (no new tuple)
+        self.matched: dict[Fn, str] = {}
         self.out: list[str] = []
         self.depth = 1
         self.loops = 0  # enclosing loops: a failed check `continue`s the innermost
@@ -587,6 +597,9 @@ class _RuleCode:
             return repr(term.name)
         if isinstance(term, Var):
             return self.slots[term.name]
+        found = self.matched.get(term)
+        if found is not None:
+            return found
         return "(" + ", ".join([repr(term.name), *map(self.expr, term.args)]) + ",)"
 
     def is_bound(self, term: Term) -> bool:
@@ -638,14 +651,15 @@ class _RuleCode:
             if path not in known:
                 self.reject(f"type({value}) is not tuple or len({value}) != "
                             f"{len(term.args) + 1} or {value}[0] != {term.name!r}")
+            local = value
             if any(not self.is_bound(a) or path + (i,) not in known
                    for i, a in enumerate(term.args, start=1)):
-                local = value
                 if "[" in value:
                     local = self.fresh("x")
                     self.emit(f"{local} = {value}")
                 for i, arg in enumerate(term.args, start=1):
                     self.match(arg, f"{local}[{i}]", path + (i,), known)
+            self.matched[term] = local
 
     # -- the rule
     def lines(self, worklist: bool = False) -> list[str]:
@@ -737,6 +751,8 @@ class _RuleCode:
         if atom.name in program.derived:
             return program.call_expr(atom.name, "b" * len(args), "exists",
                                      [self.expr(a) for a in args])
+        if len(args) == 1:
+            return f"{self.expr(args[0])} in {program.constant(program.static_values(atom.name))}"
         rows = program.static_relation(atom.name).set
         return _tuple_expr([self.expr(a) for a in args], always=True) + \
             f" in {program.constant(rows)}"

@@ -148,12 +148,16 @@ def welcome(name: str, heartbeat: float) -> dict[str, Any]:
 
 
 def offer(match: str, role: str, roles: list[str], game: dict[str, str], startclock: float,
-          playclock: float, step: int = 0, rejoin: bool = False) -> dict[str, Any]:
+          playclock: float, step: int = 0, history: list[Any] | None = None,
+          ) -> dict[str, Any]:
+    """An offer; with ``history`` (the observation of every finished step, in order)
+    it is the offer of a rejoin."""
     # never the match seed: it drives chance, and an agent must not foresee the deal
     message = {"type": "offer", "match": match, "role": role, "roles": list(roles),
                "game": game, "startclock": startclock, "playclock": playclock, "step": step}
-    if rejoin:
+    if history is not None:
         message["rejoin"] = True
+        message["history"] = list(history)
     return message
 
 

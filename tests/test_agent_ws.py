@@ -77,3 +77,55 @@ async def test_efg_match_plays_the_equilibrium_strategy(server) -> None:
     assert outcome.status == "completed", outcome.reason
     assert all(errors[0] == "" for errors in outcome.errors)
     assert decisions and all(d["method"] == "equilibrium" for d in decisions)
+
+
+async def test_lost_connection_is_reopened_and_missed_steps_replayed(server, monkeypatch) -> None:
+    """The agent's socket is cut after its second move and it may only come back 2.5 s
+    later: the steps in between are CE; after the rejoin (same token) it catches up
+    from the offer's history and plays the brain's legal moves to the end."""
+    import agent.ws_client as ws_client
+
+    real_connect = ws_client.websockets.connect
+    connections = 0
+
+    async def slow_second_connect(url: str, **options):  # the network comes back late
+        nonlocal connections
+        connections += 1
+        if connections > 1:
+            await asyncio.sleep(2.5)
+        return await real_connect(url, **options)
+
+    monkeypatch.setattr(ws_client.websockets, "connect", slow_second_connect)
+    game = load_game(shared_path("gdl-corpus", "repository", "connectFour.kif"))
+    gamer = Gamer(BrainOptions(seed=1))
+    client = asyncio.ensure_future(run_client(server.url, "ours", gamer, max_matches=1,
+                                              margin=0.3))
+
+    async def cut_after_two_moves() -> int:
+        while len(gamer.decisions) < 2:
+            await asyncio.sleep(0.05)
+        (conn,) = server.lobby.by_name["ours"]
+        conn.ws.transport.abort()  # no close frame: a network failure
+        return len(gamer.decisions)
+
+    cutter = asyncio.ensure_future(cut_after_two_moves())
+    try:
+        outcome = await server.play_match(game, ["ws:ours", "random"], seed=5,
+                                          startclock=3, playclock=1)
+        status = await asyncio.wait_for(client, 10)
+        cut_at = await cutter
+    finally:
+        client.cancel()
+        cutter.cancel()
+        gamer.close()
+    assert outcome.status == "completed", outcome.reason
+    assert status == 0
+    ours = [errors[0] for errors in outcome.errors]
+    assert "CE" in ours  # steps were missed while the socket was down...
+    first_missed = ours.index("CE")
+    assert first_missed >= cut_at - 1
+    back = [e for e in ours[first_missed:] if e != "CE"]
+    assert back and all(e == "" for e in back)  # ...then legal moves, in time, again
+    assert all(not e.startswith("IL") for e in ours)
+    after = gamer.decisions[cut_at:]
+    assert after and after[-1]["method"] != "fallback"  # the brain plays again

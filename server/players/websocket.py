@@ -3,7 +3,9 @@
 The seat is claimed from the lobby at the start of the match and bound to the
 claiming connection's token; if the socket drops, the seat keeps its place (moves
 become ``CE``) until a connection presenting the same token rejoins, and then gets
-the offer again and the open request with the time that is left.
+the offer again, with the observation of every finished step (``history``: an agent
+that missed steps catches up from it), and the open request with the time that is
+left.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class WsSeat:
         self.ready = asyncio.Event()
         self.open: _Open | None = None
         self.step = 0
+        self.history: list[Any] = []  # the observation of each finished step, sent or not
 
     @property
     def connected(self) -> bool:
@@ -54,18 +57,18 @@ class WsSeat:
         if conn is None:
             raise SeatUnfilled(f"no agent named {self.name!r} connected within {self.wait:g} s")
         self.conn, self.token = conn, conn.token
-        await conn.send(self._offer(rejoin=False))
+        await conn.send(self._offer())
         try:
             await asyncio.wait_for(self.ready.wait(), seat.startclock)
         except TimeoutError:
             pass  # as in GGP, a slow start costs the agent, not the match
 
-    def _offer(self, rejoin: bool) -> dict[str, Any]:
+    def _offer(self, rejoin: bool = False) -> dict[str, Any]:
         seat = self.seat
         assert seat is not None
         return protocol.offer(seat.match, seat.role_name, seat.roles, seat.game.description(),
                               seat.startclock, seat.playclock, step=self.step,
-                              rejoin=rejoin)
+                              history=self.history if rejoin else None)
 
     def _request(self, open_: _Open) -> dict[str, Any]:
         assert self.seat is not None
@@ -100,6 +103,7 @@ class WsSeat:
 
     async def result(self, step: int, move: str | None, error: str, observation: Any) -> None:
         assert self.seat is not None
+        self.history.append(observation)
         await self._send(protocol.step_result(self.seat.match, step, self.seat.role_name, move,
                                               error, observation))
 
