@@ -7,7 +7,8 @@ a pipe and answers them (the protocol is in :mod:`agent.gamer`).
 Choosing a GDL move (:class:`GdlBrain`):
 
 1. Start clock: build the state machine (the general engine when the start clock is
-   under ``compile_seconds``, else "auto"); a stored solution for the same rules
+   under ``compile_seconds``, else "auto" with at most ``COMPILE_SHARE`` of the clock
+   for grounding); a stored solution for the same rules
    (``rules_hash``, :mod:`gdl.solution_store`) is loaded when there is one; else a
    two-player game gets an exact pre-solve for at most half the start clock and
    ``presolve_nodes`` states: the thesis' baseline on the expanded state DAG (as
@@ -44,6 +45,8 @@ from solvers.errors import GameError, LimitReached, UnsupportedGame
 from solvers.search.matrix_game import safe_best_response
 
 log = logging.getLogger("agent.worker")
+
+COMPILE_SHARE = 0.4  # of the start clock left that grounding the game may take
 
 
 @dataclass(frozen=True)
@@ -91,15 +94,20 @@ class GdlBrain:
 
     def __init__(self, spec: GameSpec, role: str, options: BrainOptions,
                  until: float | None = None) -> None:
+        from gdl.ground import Budget
         from gdl.machine import load_machine
         from solvers.search import MCTS, SearchConfig
 
         self.options = options
         engine = options.engine
-        if engine == "auto" and until is not None \
-                and until - time.monotonic() < options.compile_seconds:
-            engine = "general"
-        self.machine = load_machine(spec.text, engine=engine, name=spec.name)
+        budget = None
+        if engine == "auto" and until is not None:
+            left = until - time.monotonic()
+            if left < options.compile_seconds:
+                engine = "general"
+            else:  # grounding may take a share of the start clock, not all of it
+                budget = Budget(max_seconds=COMPILE_SHARE * left)
+        self.machine = load_machine(spec.text, engine=engine, name=spec.name, budget=budget)
         self.role = role_index(self.machine.roles, role)
         # GDL-II's nature role is played by the manager; it never chooses strategically.
         self.chance = tuple(i for i, r in enumerate(self.machine.roles) if r == "random")

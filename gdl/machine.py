@@ -283,8 +283,9 @@ def _compiled_factory():  # noqa: ANN202 - returns part B's factory or None
 
 
 def load_machine(source: str | Path | list[Rule], *, engine: str = "auto",
-                 name: str | None = None) -> StateMachine:
-    """A validated game as a state machine (see the module docstring)."""
+                 name: str | None = None, budget: Any = None) -> StateMachine:
+    """A validated game as a state machine (see the module docstring); ``budget`` (a
+    :class:`gdl.ground.Budget`) limits the grounding of the compiled engine."""
     from gdl.validate import validate
 
     if engine not in ENGINES:
@@ -299,7 +300,7 @@ def load_machine(source: str | Path | list[Rule], *, engine: str = "auto",
             reason = "the compiled engine is not available"
         else:
             try:
-                machine = factory(rules, name=game_name)
+                machine = factory(rules, name=game_name, budget=budget)
                 machine.fallback_reason = None
                 return machine
             except GameError as exc:
