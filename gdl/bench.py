@@ -72,11 +72,13 @@ def random_playouts(machine, seconds: float, seed: int) -> tuple[int, int, float
 
 
 def bench_engine(path: Path, engine: str, seconds: float, seed: int) -> Measure:
+    from gdl.ground import Budget
     from gdl.machine import load_machine
 
     started = time.perf_counter()
-    try:
-        machine = load_machine(path, engine=engine)
+    try:  # the compiled engine within auto's budget: the one auto would choose
+        machine = load_machine(path, engine=engine,
+                               budget=Budget() if engine == "compiled" else None)
     except GameError as exc:
         return Measure(path.stem, engine, None, note=f"not available: {exc.message}")
     load = time.perf_counter() - started
