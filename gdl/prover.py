@@ -271,13 +271,42 @@ def _fill_index(index: dict, paths: tuple[tuple[int, ...], ...], rows: Iterable[
 RuleFunction = Callable[..., None]
 
 
-class _Codegen:
+class TermCode:
+    """Python expressions for terms whose variables are held in Python locals."""
+
+    def __init__(self) -> None:
+        self.slots: dict[str, str] = {}  # variable name -> Python expression of its value
+
+    def expr(self, term: Term) -> str:
+        if isinstance(term, Const):
+            return repr(term.name)
+        if isinstance(term, Var):
+            return self.slots[term.name]
+        return "(" + ", ".join([repr(term.name), *map(self.expr, term.args)]) + ",)"
+
+    def is_bound(self, term: Term) -> bool:
+        if isinstance(term, Var):
+            return term.name in self.slots
+        if isinstance(term, Fn):
+            return all(self.is_bound(a) for a in term.args)
+        return True
+
+    def comparison(self, literal: FlatLiteral) -> str | None:
+        """The condition of a ``distinct`` or its negation; None for other literals."""
+        if isinstance(literal, Distinct):
+            return f"{self.expr(literal.left)} != {self.expr(literal.right)}"
+        if isinstance(literal, Eq):
+            return f"{self.expr(literal.left)} == {self.expr(literal.right)}"
+        return None
+
+
+class _Codegen(TermCode):
     """Python source for one flat rule (optionally with one atom reading a delta)."""
 
     def __init__(self, rule: FlatRule, delta_position: int | None) -> None:
+        super().__init__()
         self.rule = rule
         self.delta_position = delta_position
-        self.slots: dict[str, str] = {}  # variable name -> Python local
         self.prelude: list[str] = []
         self.lines: list[str] = []
         self.depth = 1
@@ -290,24 +319,9 @@ class _Codegen:
     def emit(self, line: str) -> None:
         self.lines.append("    " * self.depth + line)
 
-    # -- expressions over bound variables
-    def expr(self, term: Term) -> str:
-        if isinstance(term, Const):
-            return repr(term.name)
-        if isinstance(term, Var):
-            return self.slots[term.name]
-        return "(" + ", ".join([repr(term.name), *map(self.expr, term.args)]) + ",)"
-
     def row_expr(self, atom: Const | Fn) -> str:
         args = atom.args if isinstance(atom, Fn) else ()
         return "(" + "".join(self.expr(a) + ", " for a in args) + ")"
-
-    def is_bound(self, term: Term) -> bool:
-        if isinstance(term, Var):
-            return term.name in self.slots
-        if isinstance(term, Fn):
-            return all(self.is_bound(a) for a in term.args)
-        return True
 
     def bound_paths(self, term: Term, path: tuple[int, ...],
                     out: list[tuple[tuple[int, ...], str]]) -> None:
@@ -352,10 +366,9 @@ class _Codegen:
         body = self.rule.body
         for position in self.order():
             literal = body[position]
-            if isinstance(literal, Distinct):
-                self.open_if(f"{self.expr(literal.left)} != {self.expr(literal.right)}")
-            elif isinstance(literal, Eq):
-                self.open_if(f"{self.expr(literal.left)} == {self.expr(literal.right)}")
+            condition = self.comparison(literal)
+            if condition is not None:
+                self.open_if(condition)
             elif isinstance(literal, Not):
                 inner = literal.literal
                 assert isinstance(inner, (Const, Fn))

@@ -46,12 +46,12 @@ from collections.abc import Callable, Sequence
 
 from gdl.prover import (
     Context,
-    Eq,
     FlatLiteral,
     FlatRule,
     Program,
     Relation,
     Row,
+    TermCode,
     UnboundVariables,
     dependency_graph,
     facts_and_flat_rules,
@@ -62,7 +62,7 @@ from gdl.prover import (
     strongly_connected,
     unsafe_rule,
 )
-from gdl.terms import Const, Distinct, Fn, Not, Rule, Term, Var
+from gdl.terms import Const, Fn, Not, Rule, Term, Var
 
 FULL_QUERIES = ("legal", "goal", "next")
 # Where a relation's answers are memoized: per game, per state, per joint move.
@@ -526,16 +526,16 @@ def _tuple_expr(items: list[str], always: bool = False) -> str:
     return "(" + "".join(f"{item}, " for item in items) + ")"
 
 
-class _RuleCode:
+class _RuleCode(TermCode):
     """The loop nest of one rule for one adornment of its head (step 3)."""
 
     def __init__(self, program: TopDownProgram, rule: FlatRule, adornment: str,
                  mode: str) -> None:
+        super().__init__()
         self.program = program
         self.rule = rule
         self.adornment = adornment
         self.mode = mode
-        self.slots: dict[str, str] = {}  # variable -> Python expression of its value
         # function terms already matched whole: reuse the value (no new tuple)
         self.matched: dict[Fn, str] = {}
         self.out: list[str] = []
@@ -593,21 +593,8 @@ class _RuleCode:
 
     # -- terms
     def expr(self, term: Term) -> str:
-        if isinstance(term, Const):
-            return repr(term.name)
-        if isinstance(term, Var):
-            return self.slots[term.name]
-        found = self.matched.get(term)
-        if found is not None:
-            return found
-        return "(" + ", ".join([repr(term.name), *map(self.expr, term.args)]) + ",)"
-
-    def is_bound(self, term: Term) -> bool:
-        if isinstance(term, Var):
-            return term.name in self.slots
-        if isinstance(term, Fn):
-            return all(self.is_bound(a) for a in term.args)
-        return True
+        found = self.matched.get(term) if isinstance(term, Fn) else None
+        return found if found is not None else super().expr(term)
 
     def key_parts(self, term: Term, path: tuple[int, ...],
                   out: list[tuple[KeyPart, str | None]]) -> None:
@@ -715,10 +702,9 @@ class _RuleCode:
         return self.out
 
     def literal(self, literal: FlatLiteral, later: set[str]) -> None:
-        if isinstance(literal, Distinct):
-            self.open_if(f"{self.expr(literal.left)} != {self.expr(literal.right)}")
-        elif isinstance(literal, Eq):
-            self.open_if(f"{self.expr(literal.left)} == {self.expr(literal.right)}")
+        condition = self.comparison(literal)
+        if condition is not None:
+            self.open_if(condition)
         elif isinstance(literal, Not):
             inner = literal.literal
             assert isinstance(inner, (Const, Fn))
