@@ -1,9 +1,12 @@
 """Match records in SQLite: every match, written step by step, never silently lost.
 
 The database runs in WAL mode and each step is its own committed transaction, so a
-crash of the server process loses at most the step in flight. On open, matches still
-marked ``running`` (the server died under them) are marked ``aborted`` with the reason
-``server restarted``. All database work goes through one worker thread (SQLite
+crash of the server process loses at most the step in flight. Each running match and
+tournament names its owner (process id and a random tag of the :class:`Records` that
+runs it); on open, those still marked ``running`` whose owner is gone (the server died
+under them, or closed without finishing them) are marked ``aborted`` with the reason
+``server restarted``. Matches another live process is running are left alone, so
+``ggp matches list`` beside a running tournament changes nothing. All database work goes through one worker thread (SQLite
 connections are single-threaded and a commit must not stall the event loop); the
 async methods hand work to it and wait until it is committed. Group commit: the
 worker runs every job already waiting in one transaction, so many concurrent
@@ -19,7 +22,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import queue
+import secrets
 import sqlite3
 import threading
 import time
@@ -49,7 +54,8 @@ CREATE TABLE IF NOT EXISTS matches (
     initial_state TEXT,
     description TEXT,
     started REAL NOT NULL,
-    finished REAL
+    finished REAL,
+    owner TEXT
 );
 CREATE TABLE IF NOT EXISTS steps (
     match TEXT NOT NULL REFERENCES matches(id),
@@ -66,10 +72,33 @@ CREATE TABLE IF NOT EXISTS tournaments (
     status TEXT NOT NULL,
     standings TEXT,
     started REAL NOT NULL,
-    finished REAL
+    finished REAL,
+    owner TEXT
 );
 CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches(tournament);
 """
+
+
+_OPEN_OWNERS: set[str] = set()  # owners of the Records open in this process
+
+
+def _owner_alive(owner: str | None) -> bool:
+    """Whether the Records that started a running match may still finish it."""
+    if not owner:
+        return False
+    pid_text = owner.split(":", 1)[0]
+    if not pid_text.isdigit():
+        return False
+    pid = int(pid_text)
+    if pid == os.getpid():
+        return owner in _OPEN_OWNERS
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user
+    return True
 
 
 class Records:
@@ -79,6 +108,8 @@ class Records:
 
     def __init__(self, path: str | Path) -> None:
         self.path = str(path)
+        self.owner = f"{os.getpid()}:{secrets.token_hex(6)}"
+        _OPEN_OWNERS.add(self.owner)
         self._jobs: queue.SimpleQueue[tuple[Callable[..., Any], tuple[Any, ...], Future[Any]]
                                       | None] = queue.SimpleQueue()
         self._db: sqlite3.Connection | None = None
@@ -87,6 +118,7 @@ class Records:
         try:
             self._db = self._run(self._open)
         except BaseException:
+            _OPEN_OWNERS.discard(self.owner)
             self._jobs.put(None)
             self._worker.join()
             raise
@@ -100,9 +132,17 @@ class Records:
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA busy_timeout=5000")
             db.executescript(SCHEMA)
-            db.execute("UPDATE matches SET status='aborted', reason='server restarted', "
-                       "finished=? WHERE status='running'", (time.time(),))
-            db.execute("UPDATE tournaments SET status='aborted' WHERE status='running'")
+            for table in ("matches", "tournaments"):  # databases from before owners
+                columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
+                if "owner" not in columns:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN owner TEXT")
+            now = time.time()
+            for table, extra in (("matches", ", reason='server restarted'"), ("tournaments", "")):
+                orphans = [(now, row[0]) for row in db.execute(
+                    f"SELECT id, owner FROM {table} WHERE status='running'")
+                    if not _owner_alive(row[1])]
+                db.executemany(f"UPDATE {table} SET status='aborted'{extra}, finished=? "
+                               "WHERE id=?", orphans)
         except sqlite3.Error as exc:
             raise GameError(f"{self.path}: cannot open the match database: {exc}") from None
         return db
@@ -155,6 +195,7 @@ class Records:
         return future
 
     def close(self) -> None:
+        _OPEN_OWNERS.discard(self.owner)
         if self._db is not None:
             self._run(self._db.close)
             self._db = None
@@ -178,12 +219,12 @@ class Records:
     def _begin_match(self, row: dict[str, Any]) -> None:
         self._conn.execute(
             "INSERT INTO matches (id, game, format, roles, players, seed, startclock, playclock,"
-            " tournament, status, initial_state, description, started)"
-            " VALUES (?,?,?,?,?,?,?,?,?,'running',?,?,?)",
+            " tournament, status, initial_state, description, started, owner)"
+            " VALUES (?,?,?,?,?,?,?,?,?,'running',?,?,?,?)",
             (row["id"], row["game"], row["format"], json.dumps(row["roles"]),
              json.dumps(row["players"]), row["seed"], row["startclock"], row["playclock"],
              row.get("tournament"), row.get("initial_state"), json.dumps(row["description"]),
-             time.time()))
+             time.time(), self.owner))
 
     def _add_step(self, match: str, step: int, moves: list[str | None], errors: list[str],
                   state: str | None) -> None:
@@ -199,8 +240,9 @@ class Records:
                           time.time(), match))
 
     def _begin_tournament(self, tid: str, config: dict[str, Any]) -> None:
-        self._conn.execute("INSERT INTO tournaments (id, config, status, started)"
-                         " VALUES (?,?,'running',?)", (tid, json.dumps(config), time.time()))
+        self._conn.execute("INSERT INTO tournaments (id, config, status, started, owner)"
+                         " VALUES (?,?,'running',?,?)",
+                         (tid, json.dumps(config), time.time(), self.owner))
 
     def _finish_tournament(self, tid: str, status: str, standings: Any) -> None:
         self._conn.execute("UPDATE tournaments SET status=?, standings=?, finished=? WHERE id=?",

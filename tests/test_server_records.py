@@ -54,3 +54,17 @@ def test_unopenable_database_is_one_clear_error(tmp_path) -> None:
 
     with pytest.raises(GameError, match="cannot open the match database"):
         Records(tmp_path / "no" / "such" / "dir.sqlite")
+
+
+async def test_a_reader_beside_a_running_server_aborts_nothing(tmp_path) -> None:
+    """`ggp matches list` opens the database while a tournament runs: the running
+    match stays running (its owner is alive) and can still be finished."""
+    server = Records(tmp_path / "r.sqlite")
+    await server.begin_match(ROW)
+    reader = Records(tmp_path / "r.sqlite")
+    assert reader.get_match("g.1")["status"] == "running"
+    reader.close()
+    await server.add_step("g.1", 1, ["h", "t"], ["", ""], "s1")
+    await server.finish_match("g.1", "completed", [1.0, -1.0])
+    assert server.get_match("g.1")["status"] == "completed"
+    server.close()

@@ -24,21 +24,15 @@ import numpy as np
 def _lp(payoff: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     # Imported here: scipy.optimize takes ~1 s to import, and most searches (and a
     # freshly started agent worker) never need an LP.
-    from scipy.optimize import linprog
+    from solvers.errors import GameError
+    from solvers.matrix.lp import maximin
 
-    rows, cols = payoff.shape
-    cost = np.zeros(rows + 1)
-    cost[-1] = -1.0  # variables x_1..x_rows, v; minimise -v
-    upper = np.hstack([-payoff.T, np.ones((cols, 1))])  # v - x.A[:, j] <= 0
-    equal = np.hstack([np.ones((1, rows)), np.zeros((1, 1))])
-    bounds = [(0.0, None)] * rows + [(None, None)]
-    result = linprog(cost, A_ub=upper, b_ub=np.zeros(cols), A_eq=equal, b_eq=[1.0],
-                     bounds=bounds, method="highs")
-    if not result.success:  # cannot happen for a finite matrix; keep a safe answer
+    try:
+        x, value, y = maximin(payoff)
+    except GameError:  # cannot happen for a finite matrix; keep a safe answer
+        rows, cols = payoff.shape
         return np.full(rows, 1.0 / rows), np.full(cols, 1.0 / cols), float(payoff.min())
-    x = np.clip(result.x[:rows], 0.0, None)
-    y = np.clip(-result.ineqlin.marginals, 0.0, None)
-    return x / x.sum(), y / y.sum(), float(result.x[-1])
+    return x, y, value
 
 
 _CACHE: dict[tuple[tuple[int, ...], bytes], tuple[np.ndarray, np.ndarray, float]] = {}
