@@ -160,14 +160,16 @@ class UnboundVariables(Exception):
 
 def plan_body(body: Sequence[FlatLiteral], bound: set[str],
               first: int | None = None,
-              cost: Callable[[Const | Fn, set[str]], float] | None = None) -> list[int]:
+              cost: Callable[[Const | Fn, set[str]], float] | None = None,
+              deferred: Callable[[FlatLiteral], bool] | None = None) -> list[int]:
     """Evaluation order of a body given already ``bound`` variables.
 
     Positive atoms: ``first`` (a delta atom) if given, then fully bound atoms, then
     the cheapest by ``cost(atom, bound)`` (expected matches) if given, else atoms
     with a bound or constant argument; ties in written order (rule authors usually
     write joins in a sensible order). Negations and (in)equalities go right after
-    their variables are bound.
+    their variables are bound, except ``deferred`` ones (expensive tests), which
+    wait until no positive atom is left.
     """
     bound = set(bound)
     positives = [i for i, lit in enumerate(body) if isinstance(lit, (Const, Fn))]
@@ -176,7 +178,8 @@ def plan_body(body: Sequence[FlatLiteral], bound: set[str],
 
     def place_filters() -> None:
         for i in list(filters):
-            if literal_variables(body[i]) <= bound:
+            if literal_variables(body[i]) <= bound and not (
+                    positives and deferred is not None and deferred(body[i])):
                 order.append(i)
                 filters.remove(i)
 

@@ -424,6 +424,17 @@ class TopDownProgram:
             self._estimates[shape] = found
         return found
 
+    def expensive_test(self, literal: FlatLiteral) -> bool:
+        """A negated call of a derived relation whose rules call derived relations
+        again: tested after the joins of a body, where most candidates are gone and
+        repeats are memo hits (chess: `threatened` per piece that can move)."""
+        if not isinstance(literal, Not) or literal.literal.name not in self.derived:
+            return False
+        return any(isinstance(atom, (Const, Fn)) and atom.name in self.derived
+                   for rule in self.rules.get(literal.literal.name, ())
+                   for lit in rule.body
+                   for atom in [lit.literal if isinstance(lit, Not) else lit])
+
     # -- generation
     def function(self, relation: str, adornment: str, mode: str) -> str:
         """The name of the function for a call (generated before the program runs)."""
@@ -677,7 +688,7 @@ class _RuleCode(TermCode):
         head_name = rule.head.name
         try:
             order = plan_body(body, set(self.slots), cost=lambda atom, bound: self.program.cost(
-                atom, bound, head_name, inputs))
+                atom, bound, head_name, inputs), deferred=self.program.expensive_test)
         except UnboundVariables as exc:
             raise unsafe_rule(rule, exc.names) from None
         head_vars = set(literal_variables(rule.head)) if self.mode == "all" else set()
