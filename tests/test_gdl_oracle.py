@@ -39,12 +39,15 @@ INVALID = {
     "test_invalid_sentence_arities_differ": "relation 'foo' used with arity 2",
 }
 # corpus games: (name, playouts) covering 2-player turn-taking, 3 players, 1 player,
-# simultaneous moves, recursion, deep function terms, chess-size rules
+# simultaneous moves, recursion, deep function terms, chess-size rules, static
+# arithmetic over 400 numbers (gt_two_thirds_4p) and lists of up to 23 cells built by
+# static rules (laikLee_hex), both evaluated top-down
 CORPUS = [
     ("ticTacToe", 3), ("connectFour", 3), ("breakthrough", 2), ("ticTicToe", 3),
     ("tictactoe_3player", 2), ("3pConnectFour", 1), ("hanoi", 2), ("eightPuzzle", 1),
     ("blocker", 3), ("connectFourSimultaneous", 2), ("roshambo2", 3), ("nim1", 3),
-    ("checkers", 1), ("chess", 1), ("pancakes6", 2),
+    ("checkers", 1), ("chess", 1), ("pancakes6", 2), ("gt_two_thirds_4p", 1),
+    ("laikLee_hex", 1),
 ]
 
 
