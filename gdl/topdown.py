@@ -63,8 +63,10 @@ from gdl.prover import (
     unsafe_rule,
 )
 from gdl.terms import Const, Fn, Not, Rule, Term, Var
+from solvers.errors import GameError
 
 FULL_QUERIES = ("legal", "goal", "next")
+_ONCE = (None,)  # a one-pass loop: a failed check leaves it with `continue`
 # Where a relation's answers are memoized: per game, per state, per joint move.
 LEVEL_STATIC, LEVEL_STATE, LEVEL_MOVE = 0, 1, 2
 # Generated functions call each other directly (no C stack per call in CPython
@@ -309,7 +311,7 @@ class TopDownProgram:
         self.true_slots: dict[tuple[KeyPart, ...], int] = {}
         self.true_indexers: list[Callable[[object], dict]] = []
         self.namespace: dict[str, object] = {
-            "_tabled": _tabled, "T": self.tabling}
+            "_tabled": _tabled, "T": self.tabling, "_ONCE": _ONCE}
         self._functions: dict[tuple[str, str, str], str] = {}
         self._memo_of: dict[str, str] = {}
         self._index_modes: dict[tuple[KeyPart, ...], str] = {}
@@ -320,7 +322,12 @@ class TopDownProgram:
         while self._pending:
             relation, adornment, mode = self._pending.pop()
             self.source_parts.append(self._generate(relation, adornment, mode))
-        exec(compile("\n\n".join(self.source_parts), "<gdl.topdown>", "exec"), self.namespace)
+        try:
+            code = compile("\n\n".join(self.source_parts), "<gdl.topdown>", "exec")
+        except (SyntaxError, RecursionError, MemoryError) as exc:  # never for sane rules
+            raise GameError(f"the general engine cannot compile these rules: "
+                            f"{type(exc).__name__}: {exc}") from None
+        exec(code, self.namespace)
         self.queries = {q: self.namespace[f] if isinstance(f, str) else f
                         for q, f in queries.items()}
 
@@ -596,11 +603,12 @@ class _RuleCode(TermCode):
         return row
 
     def reject(self, condition: str) -> None:
-        """Give up this candidate binding when ``condition`` holds."""
-        if self.loops:
-            self.emit(f"if {condition}: continue")
-        else:
-            self.open_if(f"not ({condition})")
+        """Give up this candidate binding when ``condition`` holds. Outside any loop
+        the rule opens a one-pass loop first: nested ifs would soon exceed Python's
+        100 levels of indentation (a head with 150 constants)."""
+        if not self.loops:
+            self.open_for("_ONCE")
+        self.emit(f"if {condition}: continue")
 
     # -- terms
     def expr(self, term: Term) -> str:

@@ -204,3 +204,19 @@ def test_interrupted_query_leaves_no_stale_memo() -> None:
     theirs = compiled.state_from_kif(general.state_to_kif(state))
     assert general.is_terminal(state) and compiled.is_terminal(theirs)
     assert general.goals(state) == compiled.goals(theirs) == (100, 100)
+
+
+def test_a_head_with_150_constants_compiles() -> None:
+    """Checks outside any loop do not nest: Python allows 100 levels of indentation."""
+    constants = " ".join(f"c{i}" for i in range(150))
+    game = f"""
+    (role p) (init s) (init (n 0)) (succ 0 1) (succ 1 2)
+    (<= (big {constants}) (true s))
+    (<= (legal p go) (true s) (big {constants}))
+    (<= (next s) (true s))
+    (<= (next (n ?y)) (true (n ?x)) (succ ?x ?y))
+    (<= terminal (not (big {constants})))
+    (<= terminal (true (n 2)))
+    (<= (goal p 100) (true s))
+    """
+    agree(game, playouts=1)
