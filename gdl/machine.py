@@ -18,7 +18,7 @@ import importlib
 import importlib.util
 import random
 import re
-import sys
+import threading
 import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
@@ -29,7 +29,7 @@ from typing import Any
 from gdl.parser import parse_kif, parse_term
 from gdl.prover import Value, to_value, value_to_kif
 from gdl.terms import Fn, Rule, Spelling, term_to_kif
-from gdl.topdown import RECURSION_LIMIT, Frame, TopDownProgram
+from gdl.topdown import RECURSION_LIMIT, Frame, TopDownProgram, deep_recursion
 from solvers.errors import GameError, GameRuntimeError
 from solvers.files import read_text
 
@@ -133,6 +133,9 @@ class GeneralMachine(StateMachine):
         self._role_index = {v: i for i, v in enumerate(self._role_values)}
         self._frames: OrderedDict[State, Frame] = OrderedDict()
         self._kif_of: dict[Value, str] = {}
+        # a built-in player may search in a thread while the match loop asks too:
+        # frames and tables are shared, so one query at a time
+        self._lock = threading.RLock()
         self.program.calibrate(self._random_walk())
         self._frames.clear()
 
@@ -172,9 +175,7 @@ class GeneralMachine(StateMachine):
         """Run a query. Running out of recursion means a cyclic derivation: the program
         switches to tabling and the query runs again (see :mod:`gdl.topdown`). An
         interrupted query may leave unfinished tables: frames and memos are dropped."""
-        limit = sys.getrecursionlimit()
-        sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
-        try:
+        with self._lock, deep_recursion:
             while True:
                 frame = self._frame(state)
                 if does is not None:
@@ -192,13 +193,20 @@ class GeneralMachine(StateMachine):
                     self._frames.clear()
                     self.program.forget()
                     raise
-        finally:
-            sys.setrecursionlimit(limit)
 
     def initial_state(self) -> State:
         return frozenset(row[0] for row in self._ask("init", frozenset()))
 
     def legal_moves(self, state: State, role: int) -> tuple[Move, ...]:
+        with self._lock:
+            legal = self._legal_by_role(state)
+        moves = legal.get(role, ())
+        if not moves and not self.is_terminal(state):
+            raise GameRuntimeError(f"role {self.roles[role]} has no legal move in the "
+                                   f"non-terminal state {self._describe(state)}")
+        return moves
+
+    def _legal_by_role(self, state: State) -> dict[int, tuple[Move, ...]]:
         frame = self._frame(state)
         legal = frame.legal
         if legal is None:
@@ -209,11 +217,7 @@ class GeneralMachine(StateMachine):
                     by_role.setdefault(index, []).append(move)
             legal = frame.legal = {i: tuple(sorted(moves, key=self._kif))
                                    for i, moves in by_role.items()}
-        moves = legal.get(role, ())
-        if not moves and not self.is_terminal(state):
-            raise GameRuntimeError(f"role {self.roles[role]} has no legal move in the "
-                                   f"non-terminal state {self._describe(state)}")
-        return moves
+        return legal
 
     def next_state(self, state: State, joint: Sequence[Move]) -> State:
         if len(joint) != len(self.roles):

@@ -220,3 +220,46 @@ def test_a_head_with_150_constants_compiles() -> None:
     (<= (goal p 100) (true s))
     """
     agree(game, playouts=1)
+
+
+def test_threads_sharing_one_machine_get_right_answers() -> None:
+    """The server's built-in players search the match's machine in a thread while
+    the match loop asks it too. Queries on one machine are serialised by a lock
+    (this test did not fail without it: the interleavings that would corrupt the
+    shared tabling state are rare; it checks that concurrent use stays right)."""
+    import threading
+
+    general, compiled = machines(GRAPH)
+    records: list[tuple[list[str], bool, tuple, list]] = []
+
+    def walk(seed: int) -> None:
+        rng = random.Random(seed)
+        for _ in range(3):
+            state = general.initial_state()
+            while not general.is_terminal(state):
+                legal = [[general.move_to_kif(m) for m in general.legal_moves(state, r)]
+                         for r in range(2)]
+                records.append((general.state_to_kif(state), False,
+                                general.goal_values(state), legal))
+                state = general.next_state(state, [general.parse_move(rng.choice(m), r)
+                                                   for r, m in enumerate(legal)])
+            records.append((general.state_to_kif(state), True, general.goal_values(state), []))
+
+    threads = [threading.Thread(target=walk, args=(seed,)) for seed in range(4)]
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads inside queries, not between them
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert len(records) > 20
+    for facts, terminal, goals, legal in records:
+        theirs = compiled.state_from_kif(facts)
+        assert compiled.is_terminal(theirs) == terminal
+        assert compiled.goal_values(theirs) == goals
+        if not terminal:
+            assert legal == [[compiled.move_to_kif(m) for m in compiled.legal_moves(theirs, r)]
+                             for r in range(2)]
