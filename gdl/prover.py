@@ -572,7 +572,7 @@ class Program:
         components: list[Component] = []
         for scc in sccs:
             members = set(scc)
-            recursive = len(scc) > 1 or scc[0] in graph[scc[0]]
+            recursive = is_recursive(scc, graph)
             component = Component(tuple(sorted(scc)), recursive)
             for relation in component.relations:
                 for rule in flat_rules.get(relation, ()):
@@ -706,20 +706,15 @@ def _negative_edges(flat_rules: dict[str, list[FlatRule]]) -> set[tuple[str, str
             for dep in map(literal_relation, rule.body) if dep is not None and dep[1]}
 
 
-def _builds_terms(head: Const | Fn) -> bool:
+def builds_terms(head: Const | Fn) -> bool:
     """Whether a rule head has a function-term argument containing a variable."""
     return isinstance(head, Fn) and any(
         isinstance(a, Fn) and variables(a) for a in head.args)
 
 
-def _unstratified(graph: dict[str, set[str]], negative: set[tuple[str, str]]) -> set[str]:
-    """The relations of the SCCs that contain a negative edge."""
-    found: set[str] = set()
-    for scc in strongly_connected(graph):
-        members = set(scc)
-        if any(h in members and d in members for h, d in negative):
-            found |= members
-    return found
+def is_recursive(scc: Sequence[str], graph: dict[str, set[str]]) -> bool:
+    """Whether a strongly connected component is a cycle (or a relation reading itself)."""
+    return len(scc) > 1 or scc[0] in graph[scc[0]]
 
 
 def _stratify_check(graph: dict[str, set[str]],

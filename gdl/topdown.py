@@ -55,8 +55,10 @@ from gdl.prover import (
     Row,
     TermCode,
     UnboundVariables,
+    builds_terms,
     dependency_graph,
     facts_and_flat_rules,
+    is_recursive,
     literal_variables,
     plan_body,
     reaching,
@@ -263,12 +265,6 @@ class Frame:
 # ------------------------------------------------------------------ program
 
 
-def _builds_terms(rule: FlatRule) -> bool:
-    head = rule.head
-    return isinstance(head, Fn) and any(
-        isinstance(a, Fn) and literal_variables(a) for a in head.args)
-
-
 class TopDownProgram:
     """The compiled functions of a game's rules (see the module docstring)."""
 
@@ -278,24 +274,25 @@ class TopDownProgram:
         for name in facts:
             graph.setdefault(name, set())
         dynamic = reaching(graph, {"true", "does"})
+        move_level = reaching(graph, {"does"})
         components = strongly_connected(graph)
-        self.recursive = {r for scc in components
-                          if len(scc) > 1 or scc[0] in graph[scc[0]] for r in scc}
+        self.recursive = {r for scc in components if is_recursive(scc, graph) for r in scc}
         self.component = {r: i for i, scc in enumerate(components) for r in scc}
         # Static relations are derived in full once, except recursive ones and ones
         # that build terms (arithmetic over hundreds of numbers, lists: huge or
         # unbounded), and what depends on them: those are called top-down too.
-        lazy = {h for h, rs in flat.items() if h in self.recursive
-                or any(_builds_terms(r) for r in rs)}
-        self.lazy_static = reaching(graph, lazy) - dynamic
-        derived = (dynamic | reaching(graph, lazy)) - {"true", "does"}
-        self.level = {n: LEVEL_MOVE if n in reaching(graph, {"does"}) else
+        lazy = reaching(graph, {h for h, rs in flat.items() if h in self.recursive
+                                or any(builds_terms(r.head) for r in rs)})
+        self.lazy_static = lazy - dynamic
+        derived = (dynamic | lazy) - {"true", "does"}
+        self.level = {n: LEVEL_MOVE if n in move_level else
                       LEVEL_STATE if n in dynamic else LEVEL_STATIC for n in derived}
         self.derived = derived
         static_rules = [r for r in rules if r.head.name not in derived]
         self._static = Context(Program(static_rules))
         self.static_extra: dict[str, Relation] = {}
         self._values: dict[str, frozenset] = {}
+        self._static_indexes: dict[tuple[str, tuple[KeyPart, ...]], dict] = {}
         # a derived relation's facts: a static relation read by one more rule
         for name in sorted(derived & set(facts)):
             fact_name = f"{name} facts"  # a space never occurs in a parsed symbol
@@ -391,6 +388,15 @@ class TopDownProgram:
 
     def static_rows(self, name: str) -> list[Row]:
         return self.static_relation(name).rows
+
+    def static_index(self, name: str, parts: tuple[KeyPart, ...]) -> dict:
+        """A static relation's rows by ``parts`` (built once per game, whatever the
+        number of call sites and recompilations)."""
+        found = self._static_indexes.get((name, parts))
+        if found is None:
+            found = self._static_indexes[(name, parts)] = indexer(parts)(
+                self.static_rows(name))
+        return found
 
     def static_values(self, name: str) -> frozenset:
         """The values of a unary static relation (a membership test needs no tuple)."""
@@ -800,14 +806,13 @@ class _RuleCode(TermCode):
         elif name in self.program.derived:
             self.call(atom, args, projected)
         else:
-            relation = self.program.static_relation(name)
-            row = Fn(name, args)
+            program = self.program
 
             def static_source(parts: tuple[KeyPart, ...]) -> str:
                 if not parts:
-                    return self.program.constant(relation.rows)
-                return self.program.constant(indexer(parts)(relation.rows))
-            self.indexed(row, None, projected, static_source)
+                    return program.constant(program.static_rows(name))
+                return program.constant(program.static_index(name, parts))
+            self.indexed(Fn(name, args), None, projected, static_source)
 
     def true_source(self, parts: tuple[KeyPart, ...]) -> str:
         if not parts:

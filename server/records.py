@@ -6,9 +6,10 @@ tournament names its owner (process id and a random tag of the :class:`Records` 
 runs it); on open, those still marked ``running`` whose owner is gone (the server died
 under them, or closed without finishing them) are marked ``aborted`` with the reason
 ``server restarted``. Matches another live process is running are left alone, so
-``ggp matches list`` beside a running tournament changes nothing. All database work goes through one worker thread (SQLite
-connections are single-threaded and a commit must not stall the event loop); the
-async methods hand work to it and wait until it is committed. Group commit: the
+``ggp matches list`` beside a running tournament changes nothing. All database work
+goes through one worker thread (SQLite connections are single-threaded and a commit
+must not stall the event loop); the async methods hand work to it and wait until it
+is committed. Group commit: the
 worker runs every job already waiting in one transaction, so many concurrent
 matches share one commit per batch while each step is still durable before the
 match goes on.
