@@ -9,7 +9,15 @@ the full play clock for each of its moves (they think one after the other, so
 neither steals the other's CPU). Prints the agent's mean score (goals 0..100) and
 its share of the points.
 
+``--ceiling`` seats, instead of the agent, a clairvoyant player of a two-player game
+solved exactly (:func:`solvers.search.solve_exact`): it is told the opponent's move
+before choosing and takes the move with the best exact value against it. What it
+scores is how much the opponent's mistakes are worth to a one-step best response:
+against an opponent that never errs it is the game's value, and no agent that does
+not read the opponent's mind can expect more from those mistakes.
+
     ggp bench agent GAME.kif --opponent uct --matches 10 --playclock 1
+    ggp bench agent ticTicToe.kif --opponent uct --ceiling --matches 30
 """
 
 from __future__ import annotations
@@ -26,10 +34,11 @@ from solvers.files import read_text
 class _Baseline:
     """``random`` or ``uct`` seated at ``role`` of ``machine``."""
 
-    def __init__(self, kind: str, machine, role: int, seed: int) -> None:
+    def __init__(self, kind: str, machine, role: int, seed: int,
+                 playouts: int | None = None) -> None:
         from solvers.search import MCTS, SearchConfig
 
-        self.kind, self.machine, self.role = kind, machine, role
+        self.kind, self.machine, self.role, self.playouts = kind, machine, role, playouts
         self.rng = random.Random(seed)
         chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
         self.search = MCTS(machine, SearchConfig(seed=seed), chance_roles=chance)
@@ -38,33 +47,85 @@ class _Baseline:
         legal = self.machine.legal_moves(state, self.role)
         if self.kind == "random" or len(legal) == 1:
             return self.rng.choice(legal)
+        if self.playouts:
+            return self.search.search(state, playouts=self.playouts).best_move(self.role)
         return self.search.search(state, deadline=until).best_move(self.role)
 
 
+class _Clairvoyant:
+    """Seat ``role`` of a solved two-player game, told the other's move (``--ceiling``)."""
+
+    def __init__(self, machine, role: int, seed: int, exact: dict) -> None:
+        self.machine, self.role, self.exact = machine, role, exact
+        self.rng = random.Random(seed)
+        self.decisions = self.exploited = 0  # the opponent's choices, and its mistakes
+
+    def value(self, state) -> float:
+        known = self.exact.get(state)
+        return float(self.machine.goals(state)[self.role] if known is None else known[self.role])
+
+    def move(self, state, other: int, their_move):
+        """The move with the best exact value against ``their_move`` (ties: at random)."""
+        machine = self.machine
+
+        def child(mine):
+            joint = [mine if r == self.role else their_move for r in (0, 1)]
+            return machine.next_state(state, joint)
+
+        values = {m: self.value(child(m)) for m in machine.legal_moves(state, self.role)}
+        best = max(values.values())
+        if len(machine.legal_moves(state, other)) > 1:
+            self.decisions += 1
+            self.exploited += best > self.value(state) + 1e-6
+        return self.rng.choice([m for m, v in values.items() if v >= best - 1e-6])
+
+
 def play_match(text: str, ours: int, opponent: str, seed: int, start_clock: float,
-               play_clock: float, options: BrainOptions) -> list[int]:
-    """One match; the goal values."""
+               play_clock: float, options: BrainOptions,
+               clairvoyant: dict | None = None, opponent_playouts: int | None = None,
+               ) -> tuple[list[int], _Clairvoyant | None]:
+    """One match: the goal values, and the clairvoyant seat when ``clairvoyant`` (the
+    exact table of the solved game) replaces the agent."""
     from gdl.machine import load_machine
 
     machine = load_machine(text)
-    role_name = machine.roles[ours]
-    brain = GdlBrain(GameSpec("gdl", text), role_name, options)
-    others = {r: _Baseline(opponent, machine, r, seed * 31 + r)
+    others = {r: _Baseline(opponent, machine, r, seed * 31 + r, opponent_playouts)
               for r in range(len(machine.roles)) if r != ours}
-    brain.metagame(time.monotonic() + start_clock)
+    seer, brain = None, None
+    if clairvoyant is not None:
+        seer = _Clairvoyant(machine, ours, seed, clairvoyant)
+    else:
+        brain = GdlBrain(GameSpec("gdl", text), machine.roles[ours], options)
+        brain.metagame(time.monotonic() + start_clock)
     state, previous = machine.initial_state(), None
     while not machine.is_terminal(state):
-        brain.advance(previous)
-        kif, _ = brain.select(time.monotonic() + play_clock)
-        joint = []
-        for r in range(len(machine.roles)):
-            if r == ours:
-                joint.append(machine.parse_move(kif, r))
-            else:
-                joint.append(others[r].move(state, time.monotonic() + play_clock))
-        previous = [machine.move_to_kif(m) for m in joint]
-        state = machine.next_state(state, joint)
-    return list(machine.goals(state))
+        joint = {r: other.move(state, time.monotonic() + play_clock)
+                 for r, other in others.items()}
+        if seer is not None:
+            joint[ours] = seer.move(state, 1 - ours, joint[1 - ours])
+        else:
+            brain.advance(previous)
+            kif, _ = brain.select(time.monotonic() + play_clock)
+            joint[ours] = machine.parse_move(kif, ours)
+        moves = [joint[r] for r in range(len(machine.roles))]
+        previous = [machine.move_to_kif(m) for m in moves]
+        state = machine.next_state(state, moves)
+    return list(machine.goals(state)), seer
+
+
+def solved_table(text: str) -> dict:
+    """Every state's exact value (``--ceiling``); GameError when the game has none."""
+    from gdl.machine import load_machine
+    from solvers.errors import GameError
+    from solvers.search import solve_exact
+
+    machine = load_machine(text)
+    if len(machine.roles) != 2:
+        raise GameError("--ceiling needs a two-player game")
+    table: dict = {}
+    state = machine.initial_state()
+    table[state] = solve_exact(machine, state, node_budget=2_000_000, table=table).exact.value
+    return table
 
 
 def main(argv: Sequence[str]) -> int:
@@ -78,23 +139,37 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--mast", type=float, default=BrainOptions.mast_epsilon,
                         help="MAST epsilon of the agent's playouts (0: uniform)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--opponent-playouts", type=int, default=None, metavar="N",
+                        help="uct searches N playouts a move instead of the play clock")
+    parser.add_argument("--ceiling", action="store_true",
+                        help="seat a clairvoyant player of the solved game instead of the agent")
     args = parser.parse_args(list(argv))
+    if args.opponent_playouts is not None and args.opponent_playouts < 1:
+        parser.error("--opponent-playouts must be at least 1")
     text = read_text(args.game)
     from gdl.machine import load_machine
 
     roles = len(load_machine(text).roles)
-    scores, shares = [], []
+    table = solved_table(text) if args.ceiling else None
+    scores, shares, decisions, exploited = [], [], 0, 0
     for i in range(args.matches):
         ours = i % roles
         options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed + i,
                                mast_epsilon=args.mast)
-        goals = play_match(text, ours, args.opponent, args.seed + i, args.startclock,
-                           args.playclock, options)
+        goals, seer = play_match(text, ours, args.opponent, args.seed + i, args.startclock,
+                                 args.playclock, options, clairvoyant=table,
+                                 opponent_playouts=args.opponent_playouts)
+        if seer is not None:
+            decisions, exploited = decisions + seer.decisions, exploited + seer.exploited
         scores.append(goals[ours])
         total = sum(goals)
         shares.append(goals[ours] / total if total else 1.0 / roles)
         print(f"match {i + 1}: seat {ours} goals {goals}", flush=True)
     mean = sum(scores) / len(scores)
-    print(f"agent vs {args.opponent}: mean score {mean:.1f}, share of points "
+    who = "clairvoyant" if args.ceiling else "agent"
+    print(f"{who} vs {args.opponent}: mean score {mean:.1f}, share of points "
           f"{100 * sum(shares) / len(shares):.1f}% over {len(scores)} matches")
+    if args.ceiling:
+        print(f"the opponent chose {decisions} times; {exploited} of its choices lost "
+              "value against the best reply")
     return 0
