@@ -108,3 +108,28 @@ async def test_a_failing_player_is_ce_and_the_match_goes_on(server, monkeypatch)
                                       playclock=1, seed=1)
     assert outcome.status == "completed"
     assert outcome.errors == [["CE", ""], ["CE", ""]]
+
+
+@pytest.mark.parametrize(("clock", "margin"), [(1.0, 0.25), (4.0, 0.5)])
+async def test_uct_keeps_its_margin_but_at_most_a_quarter_of_the_clock(
+        clock: float, margin: float) -> None:
+    """The agent's rule: on a 1 s clock both think ~0.75 s (not 0.5 s)."""
+    import time
+    from types import SimpleNamespace
+
+    from server.players.base import StepRequest
+    from server.players.builtin import UctPlayer
+    from server.players.spec import parse_spec
+
+    player = UctPlayer(parse_spec("uct"))
+    thinking: list[float] = []
+
+    def search(state, deadline: float):
+        thinking.append(deadline - time.monotonic())
+        return SimpleNamespace(best_move=lambda role: "(mark 1 1)")
+
+    player.search, player._search = object(), search
+    player.machine = SimpleNamespace(move_to_kif=str)
+    request = StepRequest(1, ("state",), None, ["(mark 1 1)", "(mark 1 2)"], clock, None)
+    assert await player.choose(request) == "(mark 1 1)"
+    assert clock - margin - 0.05 < thinking[0] <= clock - margin

@@ -7,7 +7,8 @@ the match seed and the role (``random?seed=N`` overrides it).
 
 ``uct`` is plain UCT where one role moves and decoupled UCT where several move at
 once (``solvers.search.MCTS``), with ``?playouts=N`` (default: until the deadline)
-and ``?margin=S`` (seconds kept free before the deadline, default 0.5). It searches
+and ``?margin=S`` (seconds kept free before the deadline, default 0.5, but at most a
+quarter of the clock: the agent's rule, so both think as long on the same clock). It searches
 the true state, so it is used only in perfect-information games (GDL); in ``.efg``,
 tree and POSG games, where a built-in may know no more than its observation, it
 plays uniformly at random. ``solver`` plays a solved strategy where the format has a
@@ -100,7 +101,10 @@ class UctPlayer(RandomPlayer):
     async def choose(self, request: StepRequest) -> Any:
         if self.search is None or len(request.legal) == 1:
             return await super().choose(request)
-        deadline = time.monotonic() + max(0.05, request.deadline - self.margin)
+        # a 0.5 s margin on a 1 s clock would halve the thinking time; the agent keeps
+        # at most a quarter of the clock, and so does this player
+        margin = min(self.margin, request.deadline / 4)
+        deadline = time.monotonic() + max(0.05, request.deadline - margin)
         result = await asyncio.to_thread(self._search, request.state[0], deadline)
         return self.machine.move_to_kif(result.best_move(self.machine_role))
 
