@@ -199,6 +199,9 @@ def tournament_main(argv: list[str]) -> int:
     parser.add_argument("--rounds", type=int, default=1, help="matches per seating (default 1)")
     parser.add_argument("--swap-roles", action="store_true",
                         help="every ordered seating: each player plays each role")
+    parser.add_argument("--fill", default=None, metavar="SPEC",
+                        help="the player of the seats left when a game has more roles "
+                        "than players (e.g. random)")
     parser.add_argument("--concurrency", type=int, default=4,
                         help="matches at once (default 4)")
     parser.add_argument("--startclock", type=_positive, default=10.0)
@@ -211,7 +214,7 @@ def tournament_main(argv: list[str]) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     _setup_logging()
-    _check_specs(args.players)
+    _check_specs(args.players + ([args.fill] if args.fill else []))
     games = _load_games(args.games, args.game_dirs)
     records = Records(args.db)
     try:
@@ -232,7 +235,8 @@ async def _tournament(records: Records, games: list[PlayableGame],
     async with MatchServer(records, port=0) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
-        total = len(schedule(games, len(args.players), args.rounds, args.swap_roles, 0))
+        filler = len(args.players) if args.fill else None
+        total = len(schedule(games, len(args.players), args.rounds, args.swap_roles, 0, filler))
         bar = None if args.quiet else ProgressBar(total)
 
         def progress(outcome: MatchOutcome) -> None:
@@ -242,7 +246,7 @@ async def _tournament(records: Records, games: list[PlayableGame],
         return await run_tournament(server, games, args.players, rounds=args.rounds,
                                     swap_roles=args.swap_roles, concurrency=args.concurrency,
                                     startclock=args.startclock, playclock=args.playclock,
-                                    seed=args.seed, on_match=progress)
+                                    seed=args.seed, fill=args.fill, on_match=progress)
 
 
 # --- ggp matches ---

@@ -4,7 +4,10 @@ Algorithm:
 
 1. Schedule: for each game with R roles and each round, every R-subset of the P
    entrants in the order given (``--swap-roles``: every ordered R-tuple, so each
-   entrant plays each role against each opponent set). Match ``i`` gets the seed
+   entrant plays each role against each opponent set). A game with more roles than
+   entrants needs a filler (``--fill SPEC``, e.g. ``random``): every entrant plays in
+   each match, for every set of seats the entrants take in their order (every
+   ordered one with ``--swap-roles``), and the filler takes the seats left. Match ``i`` gets the seed
    ``hash(tournament seed, i)``.
 2. Run the matches on one server, at most ``concurrency`` at a time, recording each
    with the tournament's id; a progress bar goes to stderr.
@@ -85,22 +88,35 @@ def entrant_names(players: Sequence[str]) -> list[str]:
 
 
 def schedule(games: Sequence[PlayableGame], n_players: int, rounds: int, swap_roles: bool,
-             seed: int) -> list[Pairing]:
+             seed: int, fill: int | None = None) -> list[Pairing]:
+    """The matches (module docstring, step 1); ``fill`` is the filler's entrant index."""
     pairings = []
     index = 0
+    choose = itertools.permutations if swap_roles else itertools.combinations
     for game in games:
         n_roles = len(game.roles)
-        if n_players < n_roles:
+        if n_players >= n_roles:
+            seatings = list(choose(range(n_players), n_roles))
+        elif fill is None:
             raise GameError(f"{game.name} has {n_roles} roles; a tournament needs at least "
-                            f"{n_roles} players (got {n_players})")
-        seatings = (itertools.permutations if swap_roles else itertools.combinations)(
-            range(n_players), n_roles)
-        for seating in list(seatings):
+                            f"{n_roles} players (got {n_players}) or --fill")
+        else:
+            seatings = [_filled(seats, n_roles, fill) for seats in choose(range(n_roles),
+                                                                          n_players)]
+        for seating in seatings:
             for r in range(rounds):
                 pairings.append(Pairing(game, tuple(seating), r,
                                         random.Random(f"{seed}:{index}").randrange(1 << 31)))
                 index += 1
     return pairings
+
+
+def _filled(seats: Sequence[int], n_roles: int, fill: int) -> tuple[int, ...]:
+    """Entrant ``i`` at role ``seats[i]``, the filler everywhere else."""
+    seating = [fill] * n_roles
+    for entrant, role in enumerate(seats):
+        seating[role] = entrant
+    return tuple(seating)
 
 
 def standings(pairings: Sequence[Pairing], outcomes: Sequence[MatchOutcome],
@@ -197,19 +213,27 @@ class TournamentResult:
 async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
                          players: Sequence[str], *, rounds: int = 1, swap_roles: bool = False,
                          concurrency: int = 4, startclock: float = 10.0, playclock: float = 5.0,
-                         seed: int | None = None,
+                         seed: int | None = None, fill: str | None = None,
                          on_match: Callable[[MatchOutcome], None] | None = None
                          ) -> TournamentResult:
-    """Schedule, run and score a round robin on ``server`` (see the module docstring)."""
+    """Schedule, run and score a round robin on ``server`` (see the module docstring).
+
+    ``fill``: the player spec of the seats left when a game has more roles than
+    ``players``; it is an entrant of its own in the standings."""
     if rounds < 1 or concurrency < 1:
         raise GameError("--rounds and --concurrency must be at least 1")
     seed = secrets.randbelow(1 << 31) if seed is None else seed
-    names = entrant_names(players)
-    pairings = schedule(games, len(players), rounds, swap_roles, seed)
-    tid = f"tournament.{int(time.time() * 1000)}.{secrets.token_hex(2)}"
     config = {"games": [g.name for g in games], "players": list(players), "rounds": rounds,
               "swap_roles": swap_roles, "concurrency": concurrency, "startclock": startclock,
               "playclock": playclock, "seed": seed}
+    filler = None
+    if fill is not None:
+        config["fill"] = fill
+        filler, players = len(players), [*players, fill]
+    names = entrant_names(players)
+    pairings = schedule(games, len(players) - (filler is not None), rounds, swap_roles, seed,
+                        filler)
+    tid = f"tournament.{int(time.time() * 1000)}.{secrets.token_hex(2)}"
     await server.records.begin_tournament(tid, config)
     gate = asyncio.Semaphore(concurrency)
 

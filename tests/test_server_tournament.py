@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from types import SimpleNamespace
 
 import pytest
 from test_server_support import Pennies
@@ -32,6 +33,20 @@ def test_schedule_every_seating() -> None:
     with pytest.raises(GameError):
         schedule([game], 1, 1, False, 0)
     assert entrant_names(["random", "uct", "random"]) == ["random", "uct", "random#2"]
+
+
+def test_schedule_fills_the_seats_left() -> None:
+    game = Pennies()  # two roles
+    assert [p.entrants for p in schedule([game], 1, 1, False, 0, fill=1)] == [(0, 1), (1, 0)]
+    with pytest.raises(GameError, match="--fill"):
+        schedule([game], 1, 1, True, 0)
+    three = SimpleNamespace(name="three", roles=["a", "b", "c"])
+    # every choice of seats, the entrants in their order (--swap-roles: every order)
+    assert [p.entrants for p in schedule([three], 2, 1, False, 0, fill=2)] == [
+        (0, 1, 2), (0, 2, 1), (2, 0, 1)]
+    assert len(schedule([three], 2, 1, True, 0, fill=2)) == 6
+    # enough entrants: the filler sits out
+    assert [p.entrants for p in schedule([game], 2, 1, False, 0, fill=2)] == [(0, 1)]
 
 
 def test_standings_mean_ci_and_wdl() -> None:
