@@ -86,6 +86,22 @@ async def test_tournament_runs_concurrently_and_is_recorded(tmp_path) -> None:
     records.close()
 
 
+async def test_tournament_with_a_filler(tmp_path) -> None:
+    records = Records(tmp_path / "t.sqlite")
+    async with MatchServer(records, port=0) as server:
+        result = await run_tournament(server, [Pennies()], ["first"], fill="first", seed=4,
+                                      swap_roles=True)
+    # first in each seat against the filler "first": row wins on heads = heads
+    assert [p.entrants for p in result.pairings] == [(0, 1), (1, 0)]
+    assert [o.payoffs for o in result.outcomes] == [[100.0, 0.0], [100.0, 0.0]]
+    assert result.names == ["first", "first#2"]
+    saved = records.get_tournament(result.id)
+    assert saved["config"]["fill"] == "first"
+    overall = {(s["player"], s["game"]): s for s in saved["standings"]}
+    assert overall["first", "overall"]["mean"] == 50.0
+    records.close()
+
+
 async def test_tournament_queues_for_a_busy_websocket_agent(tmp_path) -> None:
     from test_server_support import ScriptedAgent
 
