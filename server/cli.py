@@ -184,7 +184,8 @@ def _step_lines(roles: list[str], moves: list[list[str | None]],
 def _result_line(roles: list[str], status: str, payoffs: list[float] | None,
                  reason: str | None) -> str:
     if status == "completed" and payoffs is not None:
-        return "result: " + " ".join(f"{r}={p:g}" for r, p in zip(roles, payoffs, strict=True))
+        return "result: " + " ".join(f"{r}={p:g}" for r, p in zip(roles, payoffs, strict=True)) \
+            + (f" ({reason})" if reason else "")
     return f"result: {status}" + (f" ({reason})" if reason else "")
 
 

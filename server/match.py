@@ -12,7 +12,8 @@ Algorithm (ggp-base's GameServer, as ``shared/protocols/ggp-http.md`` describes 
    unreachable), a non-move ``IL null``, an illegal move ``IL <move>``.
 4. Apply the joint move (chance from the match's chance generator), commit the step
    to the database, then tell every seat the step's result (its own observation).
-5. At a terminal state, record the payoffs and send each seat the end. An abort
+5. At a terminal state, record the payoffs and send each seat the end (a game that
+   leaves its goals ill-defined there scores 0 for every role, with a note). An abort
    (operator, shutdown, cancelled task) records ``aborted`` with the reason.
 
 Both generators derive from the match seed, so a seed replays the match when the
@@ -108,9 +109,10 @@ class Match:
         try:
             await self._start_all()
             state = await self._play(state)
-            payoffs = [float(p) for p in self.game.payoffs(state)]
-            await self.records.finish_match(self.id, "completed", payoffs)
-            self.outcome.status, self.outcome.payoffs = "completed", payoffs
+            payoffs, note = self._payoffs(state)
+            await self.records.finish_match(self.id, "completed", payoffs, note)
+            self.outcome.status, self.outcome.payoffs, self.outcome.reason = \
+                "completed", payoffs, note
             last = self.outcome.moves[-1] if self.outcome.moves else []
             await asyncio.gather(*(p.stop(payoffs, self._observe(state, r), last)
                                    for r, p in enumerate(self.players)),
@@ -126,6 +128,17 @@ class Match:
         finally:
             await asyncio.gather(*(p.close() for p in self.players), return_exceptions=True)
         return self.outcome
+
+    def _payoffs(self, state: State) -> tuple[list[float], str | None]:
+        """The payoffs, and a note when the game leaves them ill-defined at its end
+        (chess.kif at its 200-move limit has no goal for anyone): then every role
+        scores 0, as search counts such states (``solvers.search.safe_goals``). The
+        match was played to its end; aborting it would drop the result."""
+        try:
+            return [float(p) for p in self.game.payoffs(state)], None
+        except GameError as exc:
+            log.warning("match %s: %s; every role scores 0", self.id, exc)
+            return [0.0] * len(self.game.roles), f"ill-defined payoffs, every role scores 0: {exc}"
 
     async def _record_abort(self, reason: str) -> None:
         self.outcome.status, self.outcome.reason = "aborted", reason

@@ -133,3 +133,19 @@ async def test_uct_keeps_its_margin_but_at_most_a_quarter_of_the_clock(
     request = StepRequest(1, ("state",), None, ["(mark 1 1)", "(mark 1 2)"], clock, None)
     assert await player.choose(request) == "(mark 1 1)"
     assert clock - margin - 0.05 < thinking[0] <= clock - margin
+
+
+async def test_a_game_without_goals_at_its_end_completes_at_zero(server) -> None:
+    """chess.kif at its move limit: the match is kept, every role scores 0, with a note."""
+    from gdl.loader import load_game_text
+
+    game = load_game_text("gdl", "(role a) (role b) (init (step 0)) (legal a go) (legal b go) "
+                          "(<= (next (step 1)) (true (step 0))) (<= terminal (true (step 1))) "
+                          "(<= (goal a 100) (true (step 0))) (<= (goal b 0) (true (step 0)))",
+                          name="goalless")
+    outcome = await server.play_match(game, ["first", "random"], startclock=1, playclock=1)
+    assert (outcome.status, outcome.payoffs) == ("completed", [0.0, 0.0])
+    assert "role a has 0 goal values" in outcome.reason
+    record = server.records.get_match(outcome.match)
+    assert (record["status"], record["payoffs"]) == ("completed", [0.0, 0.0])
+    assert record["reason"] == outcome.reason
