@@ -29,9 +29,10 @@ from typing import Any
 from gdl.parser import parse_kif, parse_term
 from gdl.prover import Value, to_value, value_to_kif
 from gdl.terms import Fn, Rule, Spelling, term_to_kif
-from gdl.topdown import RECURSION_LIMIT, Frame, TopDownProgram, deep_recursion
+from gdl.topdown import Frame, TopDownProgram
 from solvers.errors import GameError, GameRuntimeError
 from solvers.files import read_text
+from solvers.recursion import RECURSION_LIMIT, deep_recursion
 
 State = Hashable
 Move = Hashable

@@ -30,7 +30,7 @@ work and Prolog's loops on left recursion:
 5. Recursion is first evaluated optimistically, as plain memoized calls: a
    well-founded derivation terminates and every memo entry is complete. A cyclic
    one (left recursion, a symmetric relation) recurses without end until Python's
-   recursion limit (:data:`RECURSION_LIMIT`, set while a query runs) stops it;
+   recursion limit (:data:`solvers.recursion.RECURSION_LIMIT`, set while a query runs) stops it;
    the program then switches its recursive relations for good to tabled
    evaluation (:func:`_tabled`): calls numbered depth-first as in Tarjan's SCC
    algorithm, and the leader of a cycle re-evaluates every call of the cycle
@@ -42,8 +42,6 @@ work and Prolog's loops on left recursion:
 from __future__ import annotations
 
 import itertools
-import sys
-import threading
 from collections.abc import Callable, Sequence
 
 from gdl.prover import (
@@ -73,35 +71,7 @@ FULL_QUERIES = ("legal", "goal", "next")
 _ONCE = (None,)  # a one-pass loop: a failed check leaves it with `continue`
 # Where a relation's answers are memoized: per game, per state, per joint move.
 LEVEL_STATIC, LEVEL_STATE, LEVEL_MOVE = 0, 1, 2
-# Generated functions call each other directly (no C stack per call in CPython
-# 3.11+), so deep derivations (long counters, paths) fit; a cycle stops here.
-RECURSION_LIMIT = 100_000
 
-
-class DeepRecursion:
-    """Python's recursion limit raised to RECURSION_LIMIT while any query runs, in
-    any thread (counted under a lock: one thread must not lower it under another)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._active = 0
-        self._saved = 0
-
-    def __enter__(self) -> None:
-        with self._lock:
-            if self._active == 0:
-                self._saved = sys.getrecursionlimit()
-                sys.setrecursionlimit(max(self._saved, RECURSION_LIMIT))
-            self._active += 1
-
-    def __exit__(self, *_exc: object) -> None:
-        with self._lock:
-            self._active -= 1
-            if self._active == 0:
-                sys.setrecursionlimit(self._saved)
-
-
-deep_recursion = DeepRecursion()
 
 
 # ------------------------------------------------------------------ tabling

@@ -79,6 +79,38 @@ def test_exact_limits() -> None:
         solve_exact(general_sum, general_sum.initial_state())
 
 
+class Corridor:
+    """One player walks ``length`` steps (two ways each step) to a goal of 100."""
+
+    roles = ("walker",)
+
+    def __init__(self, length: int) -> None:
+        self.length = length
+
+    def initial_state(self) -> int:
+        return 0
+
+    def is_terminal(self, state: int) -> bool:
+        return state >= self.length
+
+    def legal_moves(self, state: int, role: int) -> tuple:
+        return ("left", "right")
+
+    def next_state(self, state: int, joint) -> int:
+        return state + 1
+
+    def goals(self, state: int) -> tuple[int]:
+        return (100,)
+
+
+def test_exact_solves_long_games_and_reports_too_deep_ones() -> None:
+    # 5,000 moves deep: far past Python's default recursion limit of 1,000 frames
+    solved = solve_exact(Corridor(5_000), 0)
+    assert solved.exact.value.tolist() == [100.0] and solved.nodes == 5_000
+    with pytest.raises(LimitReached, match="deeper than the recursion limit"):
+        solve_exact(Corridor(60_000), 0)
+
+
 def test_uct_finds_the_winning_move_and_proves_it() -> None:
     game = TicTacToe()
     # x: 1 1, 1 2; o: 2 1, 2 2; x to move wins with (mark 1 3)

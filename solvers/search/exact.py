@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from solvers.errors import GameError, LimitReached, UnsupportedGame
+from solvers.recursion import RECURSION_LIMIT, deep_recursion
 from solvers.search.game import SearchGame, safe_goals
 from solvers.search.matrix_game import solve_matrix_game
 
@@ -191,7 +192,11 @@ def solve_exact(game: SearchGame, state: Hashable, *, chance_roles: Sequence[int
     try:
         if game.is_terminal(state):
             raise UnsupportedGame("the state is terminal: there is no move to choose")
-        root = backup(state)
+        with deep_recursion:  # one Python frame per move: long games recurse deep
+            root = backup(state)
         return EndgameResult(tuple(moves_at(state)), root, expanded)
     except _NotExact as exc:
         raise UnsupportedGame(str(exc)) from None
+    except RecursionError:  # what is solved so far stays in the table
+        raise LimitReached(f"endgame deeper than the recursion limit ({RECURSION_LIMIT})") \
+            from None
