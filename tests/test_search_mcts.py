@@ -111,6 +111,32 @@ def test_exact_solves_long_games_and_reports_too_deep_ones() -> None:
         solve_exact(Corridor(60_000), 0)
 
 
+class Loop(Corridor):
+    """The walker can also stay where it is: the state graph has cycles."""
+
+    def legal_moves(self, state: int, role: int) -> tuple:
+        return ("stay", "step")
+
+    def next_state(self, state: int, joint) -> int:
+        return state + (joint[0] == "step")
+
+    def goals(self, state: int) -> tuple[int]:
+        return (0 if state >= self.length else 100,)  # never terminal before the end
+
+
+def test_a_descent_never_goes_round_a_cycle() -> None:
+    class Recorded(MCTS):
+        def _back_up(self, path, reward, settled) -> None:
+            nodes = [id(node) for node, _, _ in path]
+            assert len(nodes) == len(set(nodes))  # each state once per descent
+            super()._back_up(path, reward, settled)
+
+    search = Recorded(Loop(6), SearchConfig(seed=3))
+    result = search.search(0, playouts=400)
+    assert result.playouts == 400 and result.value[0] == 0.0  # every line ends at 0
+    assert search.nodes == 7
+
+
 def test_uct_finds_the_winning_move_and_proves_it() -> None:
     game = TicTacToe()
     # x: 1 1, 1 2; o: 2 1, 2 2; x to move wins with (mark 1 3)

@@ -174,6 +174,7 @@ class MCTS:
     def _iterate(self, state: Hashable, node: _Node, deadline: float | None) -> bool:
         path: list[tuple[_Node, tuple[int, ...], dict[int, float]]] = []
         played: list[tuple[int, Hashable]] = []  # (role, move) of the playout, for MAST
+        on_path = {state}
         while True:
             if node.exact is not None:
                 reward, settled = (node.exact.value / 100.0).tolist(), True
@@ -187,13 +188,18 @@ class MCTS:
             path.append((node, joint, probs))
             state = child_state
             child = self._table.get(state)
-            if child is None:
-                child = self._expand(state)
+            if child is None or state in on_path:
+                # a new state, or one this descent has been through (states repeat in
+                # some games: the descent would go round the cycle): a playout
+                if child is None:
+                    child = self._expand(state)
                 if child is None or child.exact is None:
                     reward, settled = self._playout(state, deadline, played), False
                     break
-            if len(path) > MAX_PATH:
-                return False
+            on_path.add(state)
+            if len(path) % 1024 == 0 and (len(path) > MAX_PATH or (
+                    deadline is not None and time.monotonic() >= deadline)):
+                return False  # a descent longer than the time left
             node = child
         if reward is None:
             return False
