@@ -184,6 +184,11 @@ def test_recursion_is_iterated_to_its_fixpoint() -> None:
 def test_budget_gives_limit_reached() -> None:
     with pytest.raises(LimitReached, match="grounding exceeds"):
         compile_machine(parse_kif(TTT), budget=Budget(max_steps=10))
+    # the clock counts whatever the steps: joins are planned before any step is spent
+    spent = Budget(max_seconds=0.0)
+    with pytest.raises(LimitReached, match="grounding exceeds 0 s"):
+        compile_machine(parse_kif(TTT), budget=spent)
+    assert spent.steps == 0
 
 
 def test_chess_does_not_fit_a_small_budget() -> None:

@@ -13,7 +13,8 @@ UCT; Winands, Björnsson & Saito 2008 for MCTS-Solver):
    ``random``) picks uniformly. Nodes are keyed by state (a transposition table),
    so repeated states share statistics.
 2. Expand: the first state outside the table becomes a node (while the table is
-   below ``max_nodes``).
+   below ``max_nodes``). A state the descent has already been through (states
+   repeat in some games) ends the descent too: it is played out from there.
 3. Simulate: uniform random joint moves to a terminal state (or MAST moves,
    Finnsson & Björnsson 2008, with ``mast_epsilon``); the goal vector, scaled to
    [0, 1], is the reward.
