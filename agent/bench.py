@@ -80,15 +80,13 @@ class _Clairvoyant:
         return self.rng.choice([m for m, v in values.items() if v >= best - 1e-6])
 
 
-def play_match(text: str, ours: int, opponent: str, seed: int, start_clock: float,
+def play_match(text: str, machine, ours: int, opponent: str, seed: int, start_clock: float,
                play_clock: float, options: BrainOptions,
                clairvoyant: dict | None = None, opponent_playouts: int | None = None,
                ) -> tuple[list[int], _Clairvoyant | None]:
-    """One match: the goal values, and the clairvoyant seat when ``clairvoyant`` (the
-    exact table of the solved game) replaces the agent."""
-    from gdl.machine import load_machine
-
-    machine = load_machine(text)
+    """One match on ``machine`` (the game of ``text``; the agent builds its own): the
+    goal values, and the clairvoyant seat when ``clairvoyant`` (the exact table of the
+    solved game on that machine's states) replaces the agent."""
     others = {r: _Baseline(opponent, machine, r, seed * 31 + r, opponent_playouts)
               for r in range(len(machine.roles)) if r != ours}
     seer, brain = None, None
@@ -113,13 +111,11 @@ def play_match(text: str, ours: int, opponent: str, seed: int, start_clock: floa
     return list(machine.goals(state)), seer
 
 
-def solved_table(text: str) -> dict:
+def solved_table(machine) -> dict:
     """Every state's exact value (``--ceiling``); GameError when the game has none."""
-    from gdl.machine import load_machine
     from solvers.errors import GameError
     from solvers.search import solve_exact
 
-    machine = load_machine(text)
     if len(machine.roles) != 2:
         raise GameError("--ceiling needs a two-player game")
     table: dict = {}
@@ -149,15 +145,16 @@ def main(argv: Sequence[str]) -> int:
     text = read_text(args.game)
     from gdl.machine import load_machine
 
-    roles = len(load_machine(text).roles)
-    table = solved_table(text) if args.ceiling else None
+    machine = load_machine(text)
+    roles = len(machine.roles)
+    table = solved_table(machine) if args.ceiling else None
     scores, shares, decisions, exploited = [], [], 0, 0
     for i in range(args.matches):
         ours = i % roles
         options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed + i,
                                mast_epsilon=args.mast)
-        goals, seer = play_match(text, ours, args.opponent, args.seed + i, args.startclock,
-                                 args.playclock, options, clairvoyant=table,
+        goals, seer = play_match(text, machine, ours, args.opponent, args.seed + i,
+                                 args.startclock, args.playclock, options, clairvoyant=table,
                                  opponent_playouts=args.opponent_playouts)
         if seer is not None:
             decisions, exploited = decisions + seer.decisions, exploited + seer.exploited

@@ -73,7 +73,6 @@ _ONCE = (None,)  # a one-pass loop: a failed check leaves it with `continue`
 LEVEL_STATIC, LEVEL_STATE, LEVEL_MOVE = 0, 1, 2
 
 
-
 # ------------------------------------------------------------------ tabling
 
 

@@ -215,7 +215,7 @@ def tournament_main(argv: list[str]) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     _setup_logging()
-    _check_specs(args.players + ([args.fill] if args.fill else []))
+    _check_specs(args.players + ([args.fill] if args.fill is not None else []))
     games = _load_games(args.games, args.game_dirs)
     records = Records(args.db)
     try:
@@ -236,8 +236,8 @@ async def _tournament(records: Records, games: list[PlayableGame],
     async with MatchServer(records, port=0) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
-        filler = len(args.players) if args.fill else None
-        total = len(schedule(games, len(args.players), args.rounds, args.swap_roles, 0, filler))
+        total = len(schedule(games, len(args.players), args.rounds, args.swap_roles, 0,
+                             args.fill is not None))
         bar = None if args.quiet else ProgressBar(total)
 
         def progress(outcome: MatchOutcome) -> None:

@@ -88,8 +88,9 @@ def entrant_names(players: Sequence[str]) -> list[str]:
 
 
 def schedule(games: Sequence[PlayableGame], n_players: int, rounds: int, swap_roles: bool,
-             seed: int, fill: int | None = None) -> list[Pairing]:
-    """The matches (module docstring, step 1); ``fill`` is the filler's entrant index."""
+             seed: int, fill: bool = False) -> list[Pairing]:
+    """The matches (module docstring, step 1); with ``fill``, entrant ``n_players`` is
+    the filler."""
     pairings = []
     index = 0
     choose = itertools.permutations if swap_roles else itertools.combinations
@@ -97,12 +98,12 @@ def schedule(games: Sequence[PlayableGame], n_players: int, rounds: int, swap_ro
         n_roles = len(game.roles)
         if n_players >= n_roles:
             seatings = list(choose(range(n_players), n_roles))
-        elif fill is None:
+        elif not fill:
             raise GameError(f"{game.name} has {n_roles} roles; a tournament needs at least "
                             f"{n_roles} players (got {n_players}) or --fill")
         else:
-            seatings = [_filled(seats, n_roles, fill) for seats in choose(range(n_roles),
-                                                                          n_players)]
+            seatings = [_filled(seats, n_roles, n_players)
+                        for seats in choose(range(n_roles), n_players)]
         for seating in seatings:
             for r in range(rounds):
                 pairings.append(Pairing(game, tuple(seating), r,
@@ -226,13 +227,12 @@ async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
     config = {"games": [g.name for g in games], "players": list(players), "rounds": rounds,
               "swap_roles": swap_roles, "concurrency": concurrency, "startclock": startclock,
               "playclock": playclock, "seed": seed}
-    filler = None
+    entrants = list(players)
     if fill is not None:
         config["fill"] = fill
-        filler, players = len(players), [*players, fill]
-    names = entrant_names(players)
-    pairings = schedule(games, len(players) - (filler is not None), rounds, swap_roles, seed,
-                        filler)
+        entrants.append(fill)
+    names = entrant_names(entrants)
+    pairings = schedule(games, len(players), rounds, swap_roles, seed, fill is not None)
     tid = f"tournament.{int(time.time() * 1000)}.{secrets.token_hex(2)}"
     await server.records.begin_tournament(tid, config)
     gate = asyncio.Semaphore(concurrency)
@@ -240,7 +240,7 @@ async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
     async def play(pairing: Pairing) -> MatchOutcome:
         async with gate:
             outcome = await server.play_match(
-                pairing.game, [players[e] for e in pairing.entrants], startclock=startclock,
+                pairing.game, [entrants[e] for e in pairing.entrants], startclock=startclock,
                 playclock=playclock, seed=pairing.seed, tournament=tid)
         if on_match is not None:
             on_match(outcome)

@@ -15,8 +15,8 @@ RECURSION_LIMIT = 100_000
 
 
 class DeepRecursion:
-    """Python's recursion limit raised to RECURSION_LIMIT while any query runs, in
-    any thread (counted under a lock: one thread must not lower it under another)."""
+    """Python's recursion limit raised to RECURSION_LIMIT while any guarded work runs,
+    in any thread (counted under a lock: one thread must not lower it under another)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()

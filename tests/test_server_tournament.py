@@ -37,16 +37,16 @@ def test_schedule_every_seating() -> None:
 
 def test_schedule_fills_the_seats_left() -> None:
     game = Pennies()  # two roles
-    assert [p.entrants for p in schedule([game], 1, 1, False, 0, fill=1)] == [(0, 1), (1, 0)]
+    assert [p.entrants for p in schedule([game], 1, 1, False, 0, fill=True)] == [(0, 1), (1, 0)]
     with pytest.raises(GameError, match="--fill"):
         schedule([game], 1, 1, True, 0)
     three = SimpleNamespace(name="three", roles=["a", "b", "c"])
     # every choice of seats, the entrants in their order (--swap-roles: every order)
-    assert [p.entrants for p in schedule([three], 2, 1, False, 0, fill=2)] == [
+    assert [p.entrants for p in schedule([three], 2, 1, False, 0, fill=True)] == [
         (0, 1, 2), (0, 2, 1), (2, 0, 1)]
-    assert len(schedule([three], 2, 1, True, 0, fill=2)) == 6
+    assert len(schedule([three], 2, 1, True, 0, fill=True)) == 6
     # enough entrants: the filler sits out
-    assert [p.entrants for p in schedule([game], 2, 1, False, 0, fill=2)] == [(0, 1)]
+    assert [p.entrants for p in schedule([game], 2, 1, False, 0, fill=True)] == [(0, 1)]
 
 
 def test_standings_mean_ci_and_wdl() -> None:
