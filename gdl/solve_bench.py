@@ -191,11 +191,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="the corpus folder with LISTING.tsv (default ../shared/gdl-corpus)")
     parser.add_argument("--no-corpus", action="store_true", help="only the games given")
     parser.add_argument("--only", help="comma-separated corpus game names")
-    parser.add_argument("--max-states", type=int, default=100_000)
+    parser.add_argument("--max-states", type=int, default=100_000,
+                        help="skip games with more states (default %(default)s)")
     parser.add_argument("--time-limit", type=float, default=10.0,
                         help="seconds to load and expand each game (default %(default)s)")
     parser.add_argument("--solve-limit", type=float, default=40.0,
                         help="seconds for each solver on each game (default %(default)s)")
-    parser.add_argument("--memory-mb", type=float, default=4096.0)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--memory-mb", type=float, default=4096.0,
+                        help="memory budget of each expansion in MB (default %(default)s)")
+    parser.add_argument("--json", action="store_true", help="print the table as JSON")
     return parser

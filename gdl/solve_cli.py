@@ -129,7 +129,7 @@ def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
     budget = budget or Budget()
     rules, name = read_rules(Path(source))
     player_count_check(rules)
-    machine = load_machine(rules, engine=engine, name=name)
+    machine = load_machine(rules, engine=engine, name=name, filename=str(source))
     load_seconds = time.perf_counter() - start
     left = None
     if budget.time_limit is not None:
@@ -248,7 +248,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="ggp solve", description="Solve a 2-player GDL game: expand its states into a "
         "simultaneous-move game, then the thesis' baseline or interval heuristic.")
     parser.add_argument("game", help="a GDL game file (.kif)")
-    parser.add_argument("--solver", choices=SOLVERS, default="baseline")
+    parser.add_argument("--solver", choices=SOLVERS, default="baseline",
+                        help="baseline (a subgame-perfect equilibrium) or ih (the interval "
+                        "heuristic); default baseline")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--strategy", metavar="OUT.jsonl",
                         help="write the strategy, one JSON line per state")
@@ -259,7 +261,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--time-limit", type=float, help="seconds for load, expansion and solve")
     parser.add_argument("--memory-mb", type=float, default=Budget().memory_mb,
                         help="memory budget of the expansion in MB (default %(default)s)")
-    parser.add_argument("--engine", choices=ENGINES, default="auto")
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="GDL engine: compiled, general, or auto (default)")
     parser.add_argument("--selection", default="first",
                         help="equilibrium selection in general-sum games: first (the "
                         "thesis), welfare, max0, min0, max1, min1")

@@ -29,21 +29,28 @@ def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def solve_main(argv: list[str]) -> int:
+def _solve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ggp solve", description="Solve an imperfect-information game (.efg or tree .txt).")
     parser.add_argument("file", help="game file: Gambit .efg or the game-tree text format")
-    parser.add_argument("--solver", choices=SOLVERS, default="cfr+")
+    parser.add_argument("--solver", choices=SOLVERS, default="cfr+",
+                        help="CFR, CFR+, discounted CFR, Monte Carlo CFR or the "
+                        "sequence-form LP (default cfr+)")
     parser.add_argument("--iterations", type=int, default=None,
                         help="iterations (default 1000 when no --time-limit)")
-    parser.add_argument("--time-limit", type=float, default=None, help="seconds")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="seconds for the whole command")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling solvers")
     parser.add_argument("--sampling", choices=SAMPLING, default="chance",
                         help="what mccfr samples (chance outcomes, or whole outcomes)")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--strategy", metavar="OUT.txt",
                         help="write the strategy as 'infoset NAME strategies A=S ...' lines")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def solve_main(argv: list[str]) -> int:
+    args = _solve_parser().parse_args(argv)
     if args.time_limit is not None and args.time_limit <= 0:
         raise GameError("--time-limit must be positive")
     game = read_game_file(args.file)
@@ -72,7 +79,7 @@ def exploitability_main(argv: list[str]) -> int:
     parser.add_argument("game", help="game file: Gambit .efg or the game-tree text format")
     parser.add_argument("--strategy", required=True, metavar="FILE",
                         help="lines 'infoset <NAME> strategies <A1>=<S1> ...'")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     game = read_game_file(args.game)
     text = read_text(args.strategy)

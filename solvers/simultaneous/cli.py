@@ -35,12 +35,15 @@ SOLVERS = {"baseline": baseline.solve, "ih": interval_heuristic.solve}
 
 
 def random_game_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="ggp random-game", description=__doc__.split("\n\n")[1])
+    parser = argparse.ArgumentParser(
+        prog="ggp random-game",
+        description="Write a random simultaneous-move game of the thesis (section 4.2.3; "
+        "section 4.3.4 with --full) as a Gambit .efg file.")
     parser.add_argument("--actions", type=int, required=True, help="a: (maximal) actions per player")
     parser.add_argument("--depth", type=int, required=True, help="d: (maximal) depth")
     parser.add_argument("--full", action="store_true", help="section 4.3.4: exactly a actions, full depth")
     parser.add_argument("--zero-sum", action="store_true", help="u1 = -u0")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", required=True, help="the .efg file to write")
     args = parser.parse_args(argv)
     game = random_game(args.actions, args.depth, args.seed, args.full, args.zero_sum)
@@ -83,17 +86,26 @@ def _progress_printer(label: str):
     return report
 
 
-def solve_main(argv: list[str]) -> int:
+def _solve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ggp solve", description="solve a simultaneous-move .efg")
-    parser.add_argument("game", help="a .efg in the form of Definition 4.1.9")
-    parser.add_argument("--solver", choices=sorted(SOLVERS), default="baseline")
+    parser.add_argument("game", help="a .efg whose every step is one joint move (e.g. from "
+                        "ggp random-game)")
+    parser.add_argument("--solver", choices=sorted(SOLVERS), default="baseline",
+                        help="baseline (a subgame-perfect equilibrium) or ih (the interval "
+                        "heuristic); default baseline")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--strategy", metavar="OUT.jsonl", help="write the strategy, one node per line")
     parser.add_argument("--selection", choices=SELECTIONS, default="first",
                         help="equilibrium selection (default: first pure in row-major order)")
-    parser.add_argument("--time-limit", type=float, default=None, metavar="S")
-    parser.add_argument("--max-nodes", type=int, default=5_000_000, metavar="N")
-    args = parser.parse_args(argv)
+    parser.add_argument("--time-limit", type=float, default=None, metavar="S",
+                        help="seconds for the solve (default: none)")
+    parser.add_argument("--max-nodes", type=int, default=5_000_000, metavar="N",
+                        help="refuse games with more nodes (default %(default)s)")
+    return parser
+
+
+def solve_main(argv: list[str]) -> int:
+    args = _solve_parser().parse_args(argv)
     if Path(args.game).suffix.lower() != ".efg":
         raise GameError(f"{args.game}: the baseline and ih solvers read .efg files")
     game = read_simultaneous_efg(args.game, max_nodes=args.max_nodes)
