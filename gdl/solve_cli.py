@@ -14,8 +14,9 @@ Steps:
    interval heuristic (a partial behavioral strategy), with the time left.
 4. Certify the result by separate code (:mod:`solvers.simultaneous.certificate`).
 5. Report: a summary, or with ``--json`` the object every simultaneous-move solve
-   prints, ``{"solver", "values": {role: value}, "nodes", "seconds", "certificate":
-   {"max_gain", ...}}``, plus ``"states"`` (distinct states expanded) and
+   prints, ``{"solver", "values": {role: value}, "root_strategy": {role: {move:
+   probability}}, "nodes", "seconds", "certificate": {"max_gain", ...}}``
+   (``docs/solve-json.md``), plus ``"states"`` (distinct states expanded) and
    ``"expand_seconds"`` (and ``game``, ``engine``, ``load_seconds``,
    ``total_seconds``); the exit status is 1 when the certificate fails. ``--strategy`` writes one JSON line per state of the
    solution's support: ``{"node": [KIF facts], "strategy": {role: {move KIF:
@@ -39,6 +40,7 @@ from gdl.machine import ENGINES, load_machine, read_rules
 from gdl.solution_store import node_line, save_solution
 from gdl.terms import Fn, Rule, term_to_kif
 from solvers.errors import GameError, LimitReached
+from solvers.report import root_strategy_text
 
 SOLVERS = ("baseline", "ih")
 MIN_PROBABILITY = 1e-12     # moves below this are left out of strategy lines
@@ -72,6 +74,7 @@ class GdlSolveResult:
         return {
             "solver": self.solution.solver,  # type: ignore[attr-defined]
             "values": self.values(),
+            "root_strategy": self.solution.root_strategy(),  # type: ignore[attr-defined]
             "nodes": self.expansion.game.num_nodes,
             "seconds": round(self.solve_seconds, 4),
             "certificate": self.certificate,
@@ -207,6 +210,7 @@ def _summary(result: GdlSolveResult) -> str:
         f"in {result.expand_seconds:.2f} s",
         f"{result.solution.solver}: values {values} in {result.solve_seconds:.2f} s "  # type: ignore[attr-defined]
         f"({support:,} nodes in the strategy's support)",
+        "root strategy: " + root_strategy_text(result.solution.root_strategy()),  # type: ignore[attr-defined]
         f"certificate: max gain {check['max_gain']:.3g}"
         + ("" if check.get("ok", True) else " (NOT an equilibrium within tolerance)"),
     ])

@@ -37,6 +37,7 @@ from server.app import MatchServer
 from server.match import MatchOutcome
 from solvers.errors import GameError
 from solvers.playable import PlayableGame
+from solvers.report import player_keys
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,7 @@ class Standing:
 
 def entrant_names(players: Sequence[str]) -> list[str]:
     """Unique names for the entrants (``random``, ``random#2`` when a spec repeats)."""
-    seen: dict[str, int] = {}
-    names = []
-    for spec in players:
-        seen[spec] = seen.get(spec, 0) + 1
-        names.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
-    return names
+    return player_keys(players)
 
 
 def schedule(games: Sequence[PlayableGame], n_players: int, rounds: int, swap_roles: bool,

@@ -4,7 +4,8 @@
 ``ggp solve FILE --solver cfr|cfr+|dcfr|mccfr|lp [--iterations N] [--time-limit S]
 [--seed S] [--sampling chance|outcome] [--json] [--strategy OUT.txt]``
 
-``--json`` prints exactly ``{"solver", "values", "nash_conv", "iterations", "seconds"}``;
+``--json`` prints exactly ``{"solver", "values": {player: value}, "root_strategy":
+{player: {action: p}}, "nash_conv", "iterations", "seconds"}`` (``docs/solve-json.md``);
 progress lines go to stderr. ``ggp exploitability GAME --strategy FILE [--json]``
 prints the NashConv of a strategy file (``infoset <NAME> strategies A=S ...``).
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from solvers.errors import GameError
 from solvers.files import read_text
+from solvers.report import by_player, root_strategy_text, values_text
 
 from .exploitability import nash_conv
 from .files import read_game_file
@@ -62,12 +64,13 @@ def solve_main(argv: list[str]) -> int:
             Path(args.strategy).write_text(write_strategy(game, result.strategy))
         except OSError as exc:
             raise GameError(f"{args.strategy}: cannot write: {exc.strerror or exc}") from None
+    summary = result.summary(game)
     if args.json:
-        print(json.dumps(result.summary()))
+        print(json.dumps(summary))
     else:
-        values = ", ".join(f"{name} {value:.10g}"
-                           for name, value in zip(game.player_names, result.values, strict=True))
-        print(f"solver: {result.solver}\nvalues: {values}\nnash_conv: {result.nash_conv:.6g}\n"
+        print(f"solver: {result.solver}\nvalues: {values_text(summary['values'])}\n"
+              f"root strategy: {root_strategy_text(summary['root_strategy'])}\n"
+              f"nash_conv: {result.nash_conv:.6g}\n"
               f"iterations: {result.iterations}\nseconds: {result.seconds:.3f}")
     return 0
 
@@ -88,12 +91,13 @@ def exploitability_main(argv: list[str]) -> int:
     if strategy.missing:
         print(f"note: {len(strategy.missing)} information set(s) without a line are played "
               f"uniformly (first: {strategy.missing[0]})", file=sys.stderr)
+    values = by_player(game.player_names, result.values)
+    best = by_player(game.player_names, result.best_response_values)
     if args.json:
-        print(json.dumps({"nash_conv": result.nash_conv, "values": result.values,
-                          "best_response_values": result.best_response_values,
+        print(json.dumps({"nash_conv": result.nash_conv, "values": values,
+                          "best_response_values": best,
                           "missing_infosets": len(strategy.missing)}))
     else:
-        print(f"nash_conv: {result.nash_conv:.10g}\n"
-              f"values: {', '.join(f'{v:.10g}' for v in result.values)}\n"
-              f"best responses: {', '.join(f'{v:.10g}' for v in result.best_response_values)}")
+        print(f"nash_conv: {result.nash_conv:.10g}\nvalues: {values_text(values)}\n"
+              f"best responses: {values_text(best)}")
     return 0

@@ -6,9 +6,9 @@ imperfect-information form (Definition 4.1.9) as Gambit ``.efg``.
 
 ``ggp solve G.efg --solver baseline|ih [--json] [--strategy OUT.jsonl]
 [--selection RULE] [--time-limit S] [--max-nodes N]`` reads an ``.efg`` of that form,
-solves it, certifies the result and prints the root values. ``--json`` prints
-``{"solver", "values": {player: value}, "nodes", "seconds", "certificate":
-{"max_gain", ...}}``; ``--strategy`` writes one JSON line per node where the strategy
+solves it, certifies the result and prints the root values and strategy. ``--json``
+prints ``{"solver", "values": {player: value}, "root_strategy": {player: {action: p}},
+"nodes", "seconds", "certificate": {"max_gain", ...}}`` (``docs/solve-json.md``); ``--strategy`` writes one JSON line per node where the strategy
 is defined: ``{"node": history or label, "strategy": {player: {action: p}}, "values":
 {player: value}}`` (a chance node lists ``{"chance": {outcome: p}}``).
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from solvers.errors import GameError
 from solvers.matrix.selection import SELECTIONS
+from solvers.report import by_player, root_strategy_text, values_text
 
 from . import baseline, certificate, interval_heuristic
 from .efg_export import write_efg
@@ -113,8 +114,7 @@ def solve_main(argv: list[str]) -> int:
                                     progress=_progress_printer(args.solver),
                                     time_limit=args.time_limit, max_nodes=args.max_nodes)
     cert = certificate.check(game, solution)
-    v0, v1 = solution.root_values
-    players = game.player_names
+    values = by_player(game.player_names, solution.root_values)
     if args.strategy:
         try:
             with open(args.strategy, "w", encoding="utf-8") as out:
@@ -123,13 +123,15 @@ def solve_main(argv: list[str]) -> int:
         except OSError as exc:
             raise GameError(f"{args.strategy}: cannot write: {exc.strerror or exc}") from None
     if args.json:
-        print(json.dumps({"solver": args.solver, "values": {players[0]: v0, players[1]: v1},
+        print(json.dumps({"solver": args.solver, "values": values,
+                          "root_strategy": solution.root_strategy(),
                           "nodes": game.num_nodes, "seconds": solution.seconds,
                           "certificate": cert}))
     else:
-        print(f"{args.solver}: {players[0]} {v0:.10g}, {players[1]} {v1:.10g} "
+        print(f"{args.solver}: {values_text(values)} "
               f"({game.num_nodes} nodes, {int(solution.solved.sum())} solved, "
               f"{solution.seconds:.4f} s)")
+        print(f"root strategy: {root_strategy_text(solution.root_strategy())}")
         print(f"certificate: max gain {cert['max_gain']:.3g} "
               f"({'ok' if cert['ok'] else 'NOT an equilibrium within 1e-9 of the payoff range'})")
     return 0 if cert["ok"] else 1
