@@ -92,3 +92,10 @@ def test_bench_help_lists_each_bench(capsys: pytest.CaptureFixture[str]) -> None
         assert re.search(rf"^  {re.escape(name)} +{re.escape(help_)}$", out, re.M), name
     assert ggp(["bench", "nosuch"]) == 2
     assert "unknown bench 'nosuch'" in capsys.readouterr().err
+
+
+def test_top_level_usage_is_plain(capsys: pytest.CaptureFixture[str]) -> None:
+    assert ggp(["--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: ggp [--version] COMMAND") and not MARKUP.search(out)
+    assert all(f"  {name} " in out for name in [*COMMANDS, *BENCHES])
