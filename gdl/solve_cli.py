@@ -268,7 +268,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--engine", choices=ENGINES, default="auto",
                         help="GDL engine: compiled, general, or auto (default)")
     parser.add_argument("--selection", default="first",
-                        help="equilibrium selection in general-sum games: first (the "
-                        "thesis), welfare, max0, min0, max1, min1")
+                        help="equilibrium selection in general-sum games: first (the first "
+                        "pure one in row-major order; default), welfare, max0, min0, max1, min1")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return parser

@@ -161,12 +161,14 @@ def _game_after_players(args: argparse.Namespace) -> None:
     """``--players A B GAME``: the list took the game; give it back (a game is no spec)."""
     if args.game is not None:
         return
-    if len(args.players) > 1:
-        try:
-            parse_spec(args.players[-1])
-        except GameError:
-            args.game = args.players.pop()
-            return
+    try:
+        parse_spec(args.players[-1])
+    except GameError:
+        if len(args.players) == 1:
+            raise GameError(f"ggp match: no player specs before {args.players[0]!r} "
+                            "(ggp match GAME --players SPEC...)") from None
+        args.game = args.players.pop()
+        return
     raise GameError("ggp match: no game file given (write it first: ggp match GAME --players "
                     f"{' '.join(args.players)}); {args.players[-1]!r} is a player spec")
 

@@ -78,6 +78,12 @@ def test_solve_finds_the_file_after_options(capsys: pytest.CaptureFixture[str]) 
     assert ggp_cli._solve_file(["--solver", "ih"]) is None
 
 
+def test_solve_flags_are_the_options_without_a_value() -> None:
+    flags = {option for _, _, target in SOLVE_FAMILIES for action in _load(target)()._actions
+             if action.nargs == 0 for option in action.option_strings}
+    assert flags - {"-h", "--help"} == ggp_cli.SOLVE_FLAGS
+
+
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     from importlib.metadata import version
 

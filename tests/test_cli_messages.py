@@ -31,6 +31,8 @@ def test_match_without_a_game_says_so(tmp_path, capsys) -> None:
     err = capsys.readouterr().err
     assert err.startswith("error: ggp match: no game file given")
     assert "'random' is a player spec" in err and "required" not in err
+    assert ggp(["match", "--players", "game.kif", "--db", str(tmp_path / "m")]) == 1
+    assert "no player specs before 'game.kif'" in capsys.readouterr().err
 
 
 def test_solve_names_the_file_of_a_gdl_problem(tmp_path, capsys) -> None:

@@ -38,12 +38,14 @@ SOLVERS = {"baseline": baseline.solve, "ih": interval_heuristic.solve}
 def random_game_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="ggp random-game",
-        description="Write a random simultaneous-move game of the thesis (section 4.2.3; "
-        "section 4.3.4 with --full) as a Gambit .efg file.")
-    parser.add_argument("--actions", type=int, required=True, help="a: (maximal) actions per player")
-    parser.add_argument("--depth", type=int, required=True, help="d: (maximal) depth")
-    parser.add_argument("--full", action="store_true", help="section 4.3.4: exactly a actions, full depth")
-    parser.add_argument("--zero-sum", action="store_true", help="u1 = -u0")
+        description="Write a random two-player simultaneous-move game as a Gambit .efg "
+        "file: 2 to A actions per player at each node, depth at most D, payoffs uniform in "
+        "[-1, 1] (the thesis' random games; --full: exactly A actions, full depth D).")
+    parser.add_argument("--actions", type=int, required=True, metavar="A",
+                        help="the most actions of a player at a node")
+    parser.add_argument("--depth", type=int, required=True, metavar="D", help="the greatest depth")
+    parser.add_argument("--full", action="store_true", help="exactly A actions at every node, every branch at depth D")
+    parser.add_argument("--zero-sum", action="store_true", help="zero-sum payoffs (the second player's is minus the first's)")
     parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", required=True, help="the .efg file to write")
     args = parser.parse_args(argv)
