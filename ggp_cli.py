@@ -31,7 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("server.cli:serve_main", "run the websocket match server"),
     "match": ("server.cli:match_main", "play one match on an embedded server"),
     "tournament": ("server.cli:tournament_main", "round-robin tournament with standings"),
-    "matches": ("server.cli:matches_main", "list, show or export recorded matches"),
+    "matches": ("server.cli:matches_main",
+                "recorded matches (list, show, export), tournaments and their standings"),
 }
 
 # bench -> (handler, one-line help)
