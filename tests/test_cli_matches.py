@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 
+import pytest
 from conftest import shared_path
 
 from ggp_cli import main as ggp
@@ -54,3 +56,27 @@ def test_standings_of_a_finished_tournament_again(tmp_path, capsys) -> None:
     assert "needs a tournament id" in capsys.readouterr().err
     assert ggp(["matches", "standings", "tournament.none", "--db", db]) == 1
     assert "no tournament 'tournament.none'" in capsys.readouterr().err
+
+
+def test_standings_of_a_tournament_stopped_early(tmp_path, capsys) -> None:
+    game = shared_path("efg", "rpss_from_course.efg")
+    db = tmp_path / "t.sqlite"
+    assert ggp(["tournament", "--games", str(game), "--players", "first", "random",
+                "--swap-roles", "--rounds", "2", "--playclock", "1", "--db", str(db),
+                "--json", "--seed", "9", "--quiet"]) == 0
+    ran = json.loads(capsys.readouterr().out)
+    # as if killed after three matches: the fourth never recorded, no standings saved
+    dropped = ran["matches"][3]
+    with sqlite3.connect(db) as conn:
+        conn.execute("DELETE FROM steps WHERE match=?", (dropped["match"],))
+        conn.execute("DELETE FROM matches WHERE id=?", (dropped["match"],))
+        conn.execute("UPDATE tournaments SET status='aborted', standings=NULL")
+    conn.close()
+    assert ggp(["matches", "standings", ran["tournament"], "--db", str(db), "--json"]) == 0
+    again = json.loads(capsys.readouterr().out)
+    assert again["status"] == "aborted"
+    overall = {s["player"]: s for s in again["standings"] if s["game"] == "overall"}
+    assert overall["first"]["matches"] == overall["random"]["matches"] == 3
+    # the three left score as they did: first's payoffs in the matches it played
+    first = [m["payoffs"][m["players"].index("first")] for m in ran["matches"][:3]]
+    assert overall["first"]["mean"] == pytest.approx(sum(first) / 3)
