@@ -14,6 +14,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import textwrap
 import traceback
 from collections.abc import Callable, Sequence
 
@@ -30,24 +31,78 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("server.cli:serve_main", "run the websocket match server"),
     "match": ("server.cli:match_main", "play one match on an embedded server"),
     "tournament": ("server.cli:tournament_main", "round-robin tournament with standings"),
-    "matches": ("server.cli:matches_main", "list, show or export recorded matches"),
+    "matches": ("server.cli:matches_main",
+                "recorded matches (list, show, export), tournaments and their standings"),
 }
 
-BENCHES: dict[str, str] = {
-    "gdl": "gdl.bench:main",
-    "corpus": "gdl.solve_bench:main",
-    "thesis": "solvers.simultaneous.bench:main",
-    "cfr": "solvers.extensive.bench:main",
-    "server": "server.bench:main",
-    "agent": "agent.bench:main",
+# bench -> (handler, one-line help)
+BENCHES: dict[str, tuple[str, str]] = {
+    "gdl": ("gdl.bench:main", "GDL engines' playout speed beside the SWI-Prolog oracle"),
+    "corpus": ("gdl.solve_bench:main", "expand and solve the GDL corpus's simultaneous games"),
+    "thesis": ("solvers.simultaneous.bench:main",
+               "the thesis' random-game tables: baseline and IH beside Gambit's LCP"),
+    "cfr": ("solvers.extensive.bench:main", "CFR and CFR+ on Kuhn and Leduc beside OpenSpiel"),
+    "server": ("server.bench:main", "many concurrent matches on one match server"),
+    "agent": ("agent.bench:main", "our agent against random or UCT opponents on a game"),
 }
 
 SIMULTANEOUS_SOLVERS = {"baseline", "ih"}
 
+# The four families of `ggp solve`: (title, how it is picked and solved, parser target).
+SOLVE_FAMILIES: list[tuple[str, str, str]] = [
+    ("GDL rules: GAME.kif (or .gdl)",
+     "a 2-player game is expanded into a simultaneous-move graph (equal states merged) and "
+     "solved by --solver baseline (a subgame-perfect equilibrium) or ih (the interval "
+     "heuristic); the result is certified by best responses",
+     "gdl.solve_cli:_parser"),
+    ("simultaneous-move .efg: G.efg --solver baseline|ih",
+     "a game written as .efg whose every step is one joint move (e.g. from ggp random-game), "
+     "solved like GDL",
+     "solvers.simultaneous.cli:_solve_parser"),
+    ("extensive form: G.efg or TREE.txt --solver cfr|cfr+|dcfr|mccfr|lp (default cfr+)",
+     "an imperfect-information game (Gambit .efg or the node/infoset tree format), solved by "
+     "the CFR family or the sequence-form LP; NashConv measures the result",
+     "solvers.extensive.cli:_solve_parser"),
+    ("one-sided POSG: GAME.osposg",
+     "HSVI narrows lower and upper bounds on the value until --epsilon or --time-limit",
+     "solvers.posg.cli:_parser"),
+]
+SOLVE_FLAGS = {"--json", "--quiet"}  # options of `ggp solve` that take no value
+
+
+def solve_help() -> str:
+    """One help text for every family of ``ggp solve``, options taken from their parsers."""
+    intro = ("Solve a game file. The family follows from the file's suffix (and, for .efg, "
+             "from --solver); --json prints one object whose fields are listed in "
+             "docs/solve-json.md.")
+    lines = ["usage: ggp solve FILE [options]", "", textwrap.fill(intro, 78), ""]
+    for title, text, target in SOLVE_FAMILIES:
+        parser = _load(target)()
+        formatter = parser._get_formatter()
+        formatter.start_section(title)
+        formatter.add_text(text)
+        formatter.add_arguments([a for a in parser._actions
+                                 if a.option_strings and a.dest != "help"])
+        formatter.end_section()
+        lines.append(formatter.format_help())
+    return "\n".join(lines).rstrip()
+
+
+def _solve_file(argv: Sequence[str]) -> str | None:
+    """The game file of a ``ggp solve`` command line (not an option's value)."""
+    previous = ""
+    for arg in argv:
+        takes_value = previous.startswith("-") and "=" not in previous \
+            and previous not in SOLVE_FLAGS
+        if not arg.startswith("-") and not takes_value:
+            return arg
+        previous = arg
+    return None
+
 
 def _solve_handler(argv: Sequence[str]) -> str:
     """Pick the solver front end from the file's format (and ``--solver`` for .efg)."""
-    path = next((a for a in argv if not a.startswith("-")), "")
+    path = _solve_file(argv) or ""
     suffix = os.path.splitext(path)[1].lower()
     if suffix in (".kif", ".gdl"):
         return "gdl.solve_cli:main"
@@ -75,22 +130,49 @@ def _load(target: str) -> Callable[[list[str]], int]:
 
 
 def _usage() -> str:
-    width = max(len(name) for name in COMMANDS)
-    lines = ["usage: ggp COMMAND [ARGS...]", "", "commands:"]
-    lines += [f"  {name.ljust(width)}  {help_}" for name, (_, help_) in COMMANDS.items()]
-    lines += ["", "benches: ggp bench " + "|".join(BENCHES), "'ggp COMMAND --help' for a command's options."]
+    lines = ["usage: ggp [--version] COMMAND [ARGS...]", "", "commands:"]
+    lines += _table(COMMANDS)
+    lines += ["", "benches (ggp bench NAME [options]):"] + _table(BENCHES)
+    lines += ["", "'ggp COMMAND --help' for a command's options."]
     return "\n".join(lines)
+
+
+def _bench_usage() -> str:
+    lines = ["usage: ggp bench NAME [options]", "", "benches:"] + _table(BENCHES)
+    lines += ["", "'ggp bench NAME --help' for a bench's options."]
+    return "\n".join(lines)
+
+
+def _table(entries: dict[str, tuple[str, str]]) -> list[str]:
+    width = max(len(name) for name in entries)
+    return [f"  {name.ljust(width)}  {help_}" for name, (_, help_) in entries.items()]
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"ggp {version('ggp-solve')}"
+    except PackageNotFoundError:  # run from a source tree that is not installed
+        return "ggp (version unknown: not installed)"
 
 
 def _resolve(argv: list[str]) -> tuple[str, list[str]]:
     """(handler target, handler argv) for a command line."""
     command, rest = argv[0], argv[1:]
     if command == "solve":
+        if "-h" in rest or "--help" in rest:
+            raise _Help(solve_help())
+        if _solve_file(rest) is None:
+            raise _UsageError("ggp solve: no game file given\n\n" + solve_help())
         return _solve_handler(rest), rest
     if command == "bench":
+        if rest[:1] in (["-h"], ["--help"]):
+            raise _Help(_bench_usage())
         if not rest or rest[0] not in BENCHES:
-            raise _UsageError("usage: ggp bench " + "|".join(BENCHES) + " [options]")
-        return BENCHES[rest[0]], rest[1:]
+            unknown = f"ggp bench: unknown bench {rest[0]!r}\n\n" if rest else ""
+            raise _UsageError(unknown + _bench_usage())
+        return BENCHES[rest[0]][0], rest[1:]
     if command not in COMMANDS:
         raise _UsageError(f"ggp: unknown command {command!r}\n\n{_usage()}")
     return COMMANDS[command][0], rest
@@ -100,6 +182,10 @@ class _UsageError(Exception):
     pass
 
 
+class _Help(Exception):
+    """A help text asked for (printed on stdout, exit 0)."""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from solvers.errors import GameError
 
@@ -107,10 +193,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0 if args else 2
+    if args[0] in ("--version", "-V", "version"):
+        print(_version())
+        return 0
     try:
         target, rest = _resolve(args)
         handler = _load(target)
         return int(handler(rest) or 0)
+    except _Help as exc:
+        print(exc)
+        return 0
     except _UsageError as exc:
         print(exc, file=sys.stderr)
         return 2

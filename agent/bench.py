@@ -125,16 +125,22 @@ def solved_table(machine) -> dict:
 
 
 def main(argv: Sequence[str]) -> int:
-    parser = argparse.ArgumentParser(prog="ggp bench agent", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="ggp bench agent", description="The agent's "
+                                     "move selection against a baseline, in one process.")
     parser.add_argument("game", help="GDL game file")
-    parser.add_argument("--opponent", choices=("random", "uct"), default="random")
-    parser.add_argument("--matches", type=int, default=10)
-    parser.add_argument("--startclock", type=float, default=2.0)
-    parser.add_argument("--playclock", type=float, default=1.0)
-    parser.add_argument("--simultaneous", choices=("duct", "rm"), default="duct")
+    parser.add_argument("--opponent", choices=("random", "uct"), default="random",
+                        help="the baseline player (default random)")
+    parser.add_argument("--matches", type=int, default=10,
+                        help="matches, roles alternating (default 10)")
+    parser.add_argument("--startclock", type=float, default=2.0,
+                        help="seconds to get ready (default 2)")
+    parser.add_argument("--playclock", type=float, default=1.0,
+                        help="seconds per move (default 1)")
+    parser.add_argument("--simultaneous", choices=("duct", "rm"), default="duct",
+                        help="the agent's search at simultaneous moves (default duct)")
     parser.add_argument("--mast", type=float, default=BrainOptions.mast_epsilon,
                         help="MAST epsilon of the agent's playouts (0: uniform)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
     parser.add_argument("--opponent-playouts", type=int, default=None, metavar="N",
                         help="uct searches N playouts a move instead of the play clock")
     parser.add_argument("--ceiling", action="store_true",

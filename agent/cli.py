@@ -23,7 +23,8 @@ NAME = re.compile(r"[A-Za-z0-9_.:@-]{1,64}")
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ggp agent", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="ggp agent", description="Run the GGP agent "
+                                     "as an HTTP player or as a websocket client.")
     mode = parser.add_mutually_exclusive_group(required=True)
     mode.add_argument("--http", type=int, metavar="PORT", help="serve GGP HTTP on PORT")
     mode.add_argument("--ws", metavar="URL", help="join a match server, e.g. ws://127.0.0.1:9147/")

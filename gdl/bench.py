@@ -149,7 +149,7 @@ def main(argv: list[str]) -> int:
                         "games given are benched with the default ones")
     parser.add_argument("--seconds", type=float, default=5.0,
                         help="playout time per engine and game (default 5)")
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1, help="playout seed (default 1)")
     parser.add_argument("--engines", default=",".join(ENGINES),
                         help="our engines to bench (default compiled,general)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per line")

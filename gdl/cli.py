@@ -86,7 +86,9 @@ def playout_main(argv: list[str]) -> int:
     parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
     parser.add_argument("--trace", type=Path, help="write the playouts here as JSON lines")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
-    parser.add_argument("--engine", choices=ENGINES, default="auto")
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="compiled, general, or auto: compiled when the game grounds "
+                        "within its budget (default auto)")
     parser.add_argument("--max-steps", type=int, default=None,
                         help="end a playout after this many steps (default: at terminal)")
     args = parser.parse_args(argv)

@@ -104,7 +104,8 @@ def players_of(roles: Sequence[str]) -> tuple[tuple[int, int], int | None]:
     players = [i for i in range(len(roles)) if i != nature]
     if len(players) != 2:
         names = ", ".join(roles[i] for i in players)
-        raise UnsupportedGame(f"{len(players)} players ({names}): not supported by exact "
+        count = f"{len(players)} player{'' if len(players) == 1 else 's'}"
+        raise UnsupportedGame(f"{count} ({names}): not supported by exact "
                               "solvers, which handle games of exactly two players "
                               "(plus an optional random role)")
     return (players[0], players[1]), nature
@@ -216,8 +217,8 @@ class _Explorer:
             used = _resident_mb() - self.base_memory
             if used >= budget.memory_mb:
                 raise LimitReached(f"expansion stopped: the memory budget of "
-                                   f"{budget.memory_mb:,.0f} MB was reached with {found:,} "
-                                   "states found")
+                                   f"{budget.memory_mb:,g} MB was reached with {found:,} "
+                                   "states found (raise --memory-mb)")
         if self.progress is not None and now - self.last_line >= PROGRESS_SECONDS:
             self.last_line = now
             self._report()

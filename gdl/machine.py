@@ -293,16 +293,18 @@ def _compiled_factory():  # noqa: ANN202 - returns part B's factory or None
 
 
 def load_machine(source: str | Path | list[Rule], *, engine: str = "auto",
-                 name: str | None = None, budget: Any = None) -> StateMachine:
+                 name: str | None = None, budget: Any = None,
+                 filename: str | None = None) -> StateMachine:
     """A validated game as a state machine (see the module docstring); ``budget`` (a
-    :class:`gdl.ground.Budget`) limits the grounding of the compiled engine."""
+    :class:`gdl.ground.Budget`) limits the grounding of the compiled engine; ``filename``
+    names the file of already parsed rules in problems found."""
     from gdl.validate import validate
 
     if engine not in ENGINES:
         raise GameError(f"unknown engine {engine!r} (one of {', '.join(ENGINES)})")
     rules, game_name = read_rules(source, name)
-    validate(rules, str(source) if isinstance(source, Path) or (
-        isinstance(source, str) and "(" not in source and ";" not in source) else None)
+    validate(rules, filename or (str(source) if isinstance(source, Path) or (
+        isinstance(source, str) and "(" not in source and ";" not in source) else None))
     reason: str | None = None
     if engine == "compiled" and budget is None:  # asked for by name: try much harder
         from gdl.ground import Budget

@@ -78,7 +78,9 @@ def bench_game(path: Path, budget: Budget, solve_limit: float, conn: Connection)
         conn.send(("expanded", row))
         for solver in SOLVERS:
             solution, check, seconds = solve_expansion(expansion, solver, time_limit=solve_limit)
-            row[solver] = {"values": [round(float(v), 6) for v in solution.root_values],
+            row[solver] = {"values": {role: round(float(v), 6) for role, v
+                                      in zip(expansion.player_roles, solution.root_values,
+                                             strict=True)},
                            "seconds": seconds, "max_gain": check["max_gain"],
                            "ok": check["ok"], "support": int(solution.support().size)}
         conn.send(("solved", row))
@@ -166,7 +168,7 @@ def table(solved: list[tuple[str, dict]], unfit: list[tuple[str, str]], budget: 
         lines.append(
             f"| {name} | {row['states']:,} ({row['nonterminal']:,}) | {row['engine']} | "
             f"{row['expand_seconds']:.2f} | {base['seconds']:.2f} | {ih['seconds']:.2f} | "
-            f"{_values(row['roles'], base['values'])} | {_values(row['roles'], ih['values'])} | "
+            f"{_values(base['values'])} | {_values(ih['values'])} | "
             f"{base['max_gain']:.1g} / {ih['max_gain']:.1g} |")
     lines.append("")
     limits = (f"{budget.max_states:,} states" if budget.max_states else "no state limit")
@@ -177,8 +179,8 @@ def table(solved: list[tuple[str, dict]], unfit: list[tuple[str, str]], budget: 
     return "\n".join(lines)
 
 
-def _values(roles: list[str], values: list[float]) -> str:
-    return " / ".join(f"{role} {value:g}" for role, value in zip(roles, values, strict=True))
+def _values(values: dict[str, float]) -> str:
+    return " / ".join(f"{role} {value:g}" for role, value in values.items())
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -191,11 +193,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="the corpus folder with LISTING.tsv (default ../shared/gdl-corpus)")
     parser.add_argument("--no-corpus", action="store_true", help="only the games given")
     parser.add_argument("--only", help="comma-separated corpus game names")
-    parser.add_argument("--max-states", type=int, default=100_000)
+    parser.add_argument("--max-states", type=int, default=100_000,
+                        help="skip games with more states (default %(default)s)")
     parser.add_argument("--time-limit", type=float, default=10.0,
                         help="seconds to load and expand each game (default %(default)s)")
     parser.add_argument("--solve-limit", type=float, default=40.0,
                         help="seconds for each solver on each game (default %(default)s)")
-    parser.add_argument("--memory-mb", type=float, default=4096.0)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--memory-mb", type=float, default=4096.0,
+                        help="memory budget of each expansion in MB (default %(default)s)")
+    parser.add_argument("--json", action="store_true", help="print the table as JSON")
     return parser

@@ -14,8 +14,9 @@ Steps:
    interval heuristic (a partial behavioral strategy), with the time left.
 4. Certify the result by separate code (:mod:`solvers.simultaneous.certificate`).
 5. Report: a summary, or with ``--json`` the object every simultaneous-move solve
-   prints, ``{"solver", "values": {role: value}, "nodes", "seconds", "certificate":
-   {"max_gain", ...}}``, plus ``"states"`` (distinct states expanded) and
+   prints, ``{"solver", "values": {role: value}, "root_strategy": {role: {move:
+   probability}}, "nodes", "seconds", "certificate": {"max_gain", ...}}``
+   (``docs/solve-json.md``), plus ``"states"`` (distinct states expanded) and
    ``"expand_seconds"`` (and ``game``, ``engine``, ``load_seconds``,
    ``total_seconds``); the exit status is 1 when the certificate fails. ``--strategy`` writes one JSON line per state of the
    solution's support: ``{"node": [KIF facts], "strategy": {role: {move KIF:
@@ -39,6 +40,7 @@ from gdl.machine import ENGINES, load_machine, read_rules
 from gdl.solution_store import node_line, save_solution
 from gdl.terms import Fn, Rule, term_to_kif
 from solvers.errors import GameError, LimitReached
+from solvers.report import root_strategy_text
 
 SOLVERS = ("baseline", "ih")
 MIN_PROBABILITY = 1e-12     # moves below this are left out of strategy lines
@@ -72,6 +74,7 @@ class GdlSolveResult:
         return {
             "solver": self.solution.solver,  # type: ignore[attr-defined]
             "values": self.values(),
+            "root_strategy": self.solution.root_strategy(),  # type: ignore[attr-defined]
             "nodes": self.expansion.game.num_nodes,
             "seconds": round(self.solve_seconds, 4),
             "certificate": self.certificate,
@@ -129,7 +132,7 @@ def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
     budget = budget or Budget()
     rules, name = read_rules(Path(source))
     player_count_check(rules)
-    machine = load_machine(rules, engine=engine, name=name)
+    machine = load_machine(rules, engine=engine, name=name, filename=str(source))
     load_seconds = time.perf_counter() - start
     left = None
     if budget.time_limit is not None:
@@ -207,6 +210,7 @@ def _summary(result: GdlSolveResult) -> str:
         f"in {result.expand_seconds:.2f} s",
         f"{result.solution.solver}: values {values} in {result.solve_seconds:.2f} s "  # type: ignore[attr-defined]
         f"({support:,} nodes in the strategy's support)",
+        "root strategy: " + root_strategy_text(result.solution.root_strategy()),  # type: ignore[attr-defined]
         f"certificate: max gain {check['max_gain']:.3g}"
         + ("" if check.get("ok", True) else " (NOT an equilibrium within tolerance)"),
     ])
@@ -248,7 +252,9 @@ def _parser() -> argparse.ArgumentParser:
         prog="ggp solve", description="Solve a 2-player GDL game: expand its states into a "
         "simultaneous-move game, then the thesis' baseline or interval heuristic.")
     parser.add_argument("game", help="a GDL game file (.kif)")
-    parser.add_argument("--solver", choices=SOLVERS, default="baseline")
+    parser.add_argument("--solver", choices=SOLVERS, default="baseline",
+                        help="baseline (a subgame-perfect equilibrium) or ih (the interval "
+                        "heuristic); default baseline")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--strategy", metavar="OUT.jsonl",
                         help="write the strategy, one JSON line per state")
@@ -259,9 +265,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--time-limit", type=float, help="seconds for load, expansion and solve")
     parser.add_argument("--memory-mb", type=float, default=Budget().memory_mb,
                         help="memory budget of the expansion in MB (default %(default)s)")
-    parser.add_argument("--engine", choices=ENGINES, default="auto")
+    parser.add_argument("--engine", choices=ENGINES, default="auto",
+                        help="GDL engine: compiled, general, or auto (default)")
     parser.add_argument("--selection", default="first",
-                        help="equilibrium selection in general-sum games: first (the "
-                        "thesis), welfare, max0, min0, max1, min1")
+                        help="equilibrium selection in general-sum games: first (the first "
+                        "pure one in row-major order; default), welfare, max0, min0, max1, min1")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     return parser

@@ -136,7 +136,8 @@ async def run_bench(game: PlayableGame, n_matches: int, db: Path, playclock: flo
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="ggp bench server", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="ggp bench server", description="Many concurrent "
+                                     "matches over loopback websockets.")
     parser.add_argument("--matches", type=int, default=200, help="concurrent matches (200)")
     parser.add_argument("--game", default=str(DEFAULT_GAME), help="game file")
     parser.add_argument("--playclock", type=float, default=30.0,
@@ -144,8 +145,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--db", default=None, help="database (default: a temporary file)")
     parser.add_argument("--inproc", action="store_true",
                         help="built-in players inside the server instead of websocket bots")
-    parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--seed", type=int, default=1, help="seed of the matches (default 1)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--bots", nargs=3, metavar=("URL", "COUNT", "SEED"),
                         help=argparse.SUPPRESS)  # the client process the bench starts
     args = parser.parse_args(argv)

@@ -13,6 +13,7 @@ import json
 import logging
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from server.tournament import (
     ProgressBar,
     TournamentResult,
     format_standings,
+    recorded_standings,
     run_tournament,
     schedule,
 )
@@ -46,15 +48,21 @@ def _positive(text: str) -> float:
 
 
 def _clock_args(parser: argparse.ArgumentParser) -> None:
+    _seat_args(parser)
+    parser.add_argument("--games", nargs="+", default=None, metavar="DIR",
+                        help="only load game files from these folders")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _seat_args(parser: argparse.ArgumentParser) -> None:
+    """Clocks, seed and database: the options ``match`` and ``tournament`` share."""
     parser.add_argument("--startclock", type=_positive, default=10.0,
                         help="seconds to get ready (default 10)")
     parser.add_argument("--playclock", type=_positive, default=5.0,
                         help="seconds per move (default 5)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of chance and faults")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="seed of the schedule, chance and faults (default: random)")
     parser.add_argument("--db", default=DEFAULT_DB, help=f"match database (default {DEFAULT_DB})")
-    parser.add_argument("--games", nargs="+", default=None, metavar="DIR",
-                        help="only load game files from these folders")
-    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
 def _load_games(paths: Sequence[str], dirs: Sequence[str] | None) -> list[PlayableGame]:
@@ -85,7 +93,8 @@ def serve_main(argv: list[str]) -> int:
                         help="folders that 'create' messages may load games from")
     parser.add_argument("--admin-token", default=None,
                         help="require this token in control messages (create/abort/list)")
-    parser.add_argument("--max-connections", type=int, default=1024)
+    parser.add_argument("--max-connections", type=int, default=1024,
+                        help="refuse connections beyond this many (default 1024)")
     args = parser.parse_args(argv)
     for folder in args.games:
         if not Path(folder).is_dir():
@@ -125,12 +134,14 @@ async def _serve(records: Records, args: argparse.Namespace) -> None:
 def match_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ggp match", description="play one match on an "
                                      "embedded server; print the move log and the result")
-    parser.add_argument("game", help="game file (.kif, .efg, tree-format .txt, .osposg)")
+    parser.add_argument("game", nargs="?", help="game file (.kif, .efg, tree-format .txt, "
+                        ".osposg); before or after the options")
     parser.add_argument("--players", nargs="+", required=True, metavar="SPEC",
                         help="one player spec per role (random, first, uct, solver, "
                         "http://HOST:PORT, ws:NAME, agent[:NAME]; options after '?')")
     _clock_args(parser)
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
+    _game_after_players(args)
     _setup_logging()
     _check_specs(args.players)
     game = _load_games([args.game], args.games)[0]
@@ -144,6 +155,22 @@ def match_main(argv: list[str]) -> int:
     else:
         print(_match_log(game, args.players, outcome))
     return 0 if outcome.status == "completed" else 1
+
+
+def _game_after_players(args: argparse.Namespace) -> None:
+    """``--players A B GAME``: the list took the game; give it back (a game is no spec)."""
+    if args.game is not None:
+        return
+    try:
+        parse_spec(args.players[-1])
+    except GameError:
+        if len(args.players) == 1:
+            raise GameError(f"ggp match: no player specs before {args.players[0]!r} "
+                            "(ggp match GAME --players SPEC...)") from None
+        args.game = args.players.pop()
+        return
+    raise GameError("ggp match: no game file given (write it first: ggp match GAME --players "
+                    f"{' '.join(args.players)}); {args.players[-1]!r} is a player spec")
 
 
 async def _one_match(records: Records, game: PlayableGame,
@@ -196,7 +223,8 @@ def tournament_main(argv: list[str]) -> int:
                                      "every seating, concurrent matches, standings")
     parser.add_argument("--games", nargs="+", required=True, metavar="GAME",
                         help="game files")
-    parser.add_argument("--players", nargs="+", required=True, metavar="SPEC")
+    parser.add_argument("--players", nargs="+", required=True, metavar="SPEC",
+                        help="the entrants' player specs (as for ggp match)")
     parser.add_argument("--rounds", type=int, default=1, help="matches per seating (default 1)")
     parser.add_argument("--swap-roles", action="store_true",
                         help="every ordered seating: each player plays each role")
@@ -205,13 +233,10 @@ def tournament_main(argv: list[str]) -> int:
                         "than players (e.g. random)")
     parser.add_argument("--concurrency", type=int, default=4,
                         help="matches at once (default 4)")
-    parser.add_argument("--startclock", type=_positive, default=10.0)
-    parser.add_argument("--playclock", type=_positive, default=5.0)
-    parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--db", default=DEFAULT_DB)
+    _seat_args(parser)
     parser.add_argument("--game-dirs", nargs="+", default=None, metavar="DIR",
                         help="only load game files from these folders")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     args = parser.parse_args(argv)
     _setup_logging()
@@ -252,43 +277,102 @@ async def _tournament(records: Records, games: list[PlayableGame],
 
 # --- ggp matches ---
 
+MATCHES_ACTIONS = {
+    "list": "recent matches, newest first (default)",
+    "show": "one match's moves and result (ID: a match id)",
+    "export": "one match in ggp-base's match JSON (ID: a match id)",
+    "tournaments": "recorded tournaments, newest first",
+    "standings": "a tournament's standings again (ID: a tournament id)",
+}
+
+
 def matches_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="ggp matches", description="recorded matches")
-    parser.add_argument("action", nargs="?", default="list", choices=["list", "show", "export"])
-    parser.add_argument("id", nargs="?", help="match id (show, export)")
-    parser.add_argument("--db", default=DEFAULT_DB)
+    parser = argparse.ArgumentParser(prog="ggp matches", description="Recorded matches and "
+                                     "tournaments.")
+    parser.add_argument("action", nargs="?", default="list", choices=list(MATCHES_ACTIONS),
+                        help="; ".join(f"{k}: {v}" for k, v in MATCHES_ACTIONS.items()))
+    parser.add_argument("id", nargs="?", help="match id (show, export) or tournament id "
+                        "(standings)")
+    parser.add_argument("--db", default=DEFAULT_DB, help=f"match database (default {DEFAULT_DB})")
     parser.add_argument("--tournament", default=None, help="list only this tournament's matches")
-    parser.add_argument("--limit", type=int, default=100)
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--limit", type=int, default=100,
+                        help="list at most this many (default 100)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     args = parser.parse_args(argv)
-    if args.action != "list" and not args.id:
-        raise GameError(f"ggp matches {args.action} needs a match id")
+    if args.action in ("show", "export", "standings") and not args.id:
+        what = "tournament" if args.action == "standings" else "match"
+        raise GameError(f"ggp matches {args.action} needs a {what} id")
     if not Path(args.db).exists():
         raise GameError(f"{args.db}: no match database here (use --db FILE)")
     records = Records(args.db)
     try:
-        if args.action == "list":
-            rows = records.list_matches(args.tournament, args.limit)
-            print(json.dumps(rows) if args.json else _list_text(rows))
-        elif args.action == "show":
-            record = records.get_match(args.id)
-            print(json.dumps(record) if args.json else _show_text(record))
-        else:
-            print(json.dumps(ggp_base_json(records.get_match(args.id)), indent=1))
+        print(_matches_output(records, args))
     finally:
         records.close()
     return 0
 
 
+def _matches_output(records: Records, args: argparse.Namespace) -> str:
+    if args.action == "list":
+        rows = records.list_matches(args.tournament, args.limit)
+        return json.dumps(rows) if args.json else _list_text(rows)
+    if args.action == "show":
+        record = records.get_match(args.id)
+        return json.dumps(record) if args.json else _show_text(record)
+    if args.action == "export":
+        return json.dumps(ggp_base_json(records.get_match(args.id)), indent=1)
+    if args.action == "tournaments":
+        rows = records.list_tournaments(args.limit)
+        return json.dumps(rows) if args.json else _tournaments_text(rows)
+    tournament = records.get_tournament(args.id)
+    table = recorded_standings(tournament, records.list_matches(args.id, limit=-1))
+    if args.json:
+        return json.dumps({"tournament": args.id, "status": tournament["status"],
+                           "standings": [row.to_json() for row in table]})
+    return f"{_tournament_title(tournament)}\n" + (format_standings(table) if table
+                                                    else "no matches recorded")
+
+
+def _date(seconds: float | None) -> str:
+    return "-" if seconds is None else time.strftime("%Y-%m-%d %H:%M:%S",
+                                                      time.localtime(seconds))
+
+
 def _list_text(rows: list[dict[str, Any]]) -> str:
     if not rows:
         return "no matches"
-    lines = []
+    table = [("started", "match", "status", "players", "payoffs", "faults", "reason")]
     for row in rows:
-        payoffs = "" if row["payoffs"] is None else " ".join(f"{p:g}" for p in row["payoffs"])
-        lines.append(f"{row['id']}  {row['status']:<9}  {' vs '.join(row['players'])}  "
-                     f"{payoffs}{'  (' + row['reason'] + ')' if row['reason'] else ''}")
-    return "\n".join(lines)
+        payoffs = "-" if row["payoffs"] is None else " ".join(f"{p:g}" for p in row["payoffs"])
+        table.append((_date(row["started"]), row["id"], row["status"], " vs ".join(row["players"]),
+                      payoffs, " ".join(str(f) for f in row["faults"]), row["reason"] or ""))
+    return _columns(table)
+
+
+def _tournament_title(tournament: dict[str, Any]) -> str:
+    config = tournament["config"]
+    return (f"tournament {tournament['id']} ({tournament['status']}, started "
+            f"{_date(tournament['started'])}, finished {_date(tournament['finished'])}): "
+            f"{', '.join(config['games'])}; players {' '.join(config['players'])}"
+            + (f" (fill {config['fill']})" if config.get("fill") else "")
+            + f"; seed {config['seed']}")
+
+
+def _tournaments_text(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no tournaments"
+    table = [("started", "tournament", "status", "matches", "games", "players")]
+    table += [(_date(row["started"]), row["id"], row["status"], str(row["matches"]),
+               ", ".join(row["config"]["games"]), " ".join(row["config"]["players"]))
+              for row in rows]
+    return _columns(table)
+
+
+def _columns(table: list[tuple[str, ...]]) -> str:
+    """Rows as left-aligned columns two spaces apart (the last one not padded)."""
+    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
+    return "\n".join("  ".join([cell.ljust(w) for cell, w in zip(row, widths, strict=False)]
+                               + [row[-1]]).rstrip() for row in table)
 
 
 def _show_text(record: dict[str, Any]) -> str:

@@ -21,7 +21,7 @@ GAME = Path(__file__).resolve().parent.parent / "games" / "gdl" / "simultaneous_
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="ggp demo", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="ggp demo", description="The main job: solve simultaneous tic-tac-toe with the baseline and the IH, then play a demo match of it.")
     parser.add_argument("--game", default=str(GAME), help="GDL game (default: simultaneous tic-tac-toe)")
     parser.add_argument("--players", nargs=2, default=["agent", "uct"], metavar="SPEC",
                         help="the demo match's two seats (default: agent uct)")

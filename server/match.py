@@ -77,7 +77,8 @@ class Match:
                  grace: float = GRACE) -> None:
         if len(players) != len(game.roles):
             raise GameError(f"{game.name} has {len(game.roles)} roles "
-                            f"({', '.join(game.roles)}); got {len(players)} players")
+                            f"({', '.join(game.roles)}); got {len(players)} "
+                            f"player{'' if len(players) == 1 else 's'}")
         self.id = match_id
         self.game = game
         self.players = list(players)

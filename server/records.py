@@ -279,6 +279,30 @@ class Records:
         rows = self._run(self._query, f"SELECT id, game, format, roles, players, seed, status,"
                          f" reason, payoffs, tournament, started, finished FROM matches {where}"
                          f" ORDER BY started DESC, id LIMIT ?", (*args, limit))
+        matches = [_decode(row) for row in rows]
+        faults = self._run(self._fault_counts, [m["id"] for m in matches])
+        for match in matches:
+            match["faults"] = faults.get(match["id"], [0] * len(match["roles"]))
+        return matches
+
+    def _fault_counts(self, ids: list[str]) -> dict[str, list[int]]:
+        """Per match, per role: the steps with an error (timeout, illegal move ...)."""
+        counts: dict[str, list[int]] = {}
+        for start in range(0, len(ids), 500):  # SQLite's bound on query parameters
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for match, errors in self._conn.execute(
+                    f"SELECT match, errors FROM steps WHERE match IN ({marks})", chunk):
+                flags = [bool(e) for e in json.loads(errors)]
+                row = counts.setdefault(match, [0] * len(flags))
+                counts[match] = [c + f for c, f in zip(row, flags, strict=True)]
+        return counts
+
+    def list_tournaments(self, limit: int = 1000) -> list[dict[str, Any]]:
+        """Tournaments, newest first, with how many matches each recorded."""
+        rows = self._run(self._query, "SELECT t.id, t.config, t.status, t.started, t.finished,"
+                         " (SELECT COUNT(*) FROM matches m WHERE m.tournament = t.id) AS matches"
+                         " FROM tournaments t ORDER BY t.started DESC, t.id LIMIT ?", (limit,))
         return [_decode(row) for row in rows]
 
     def get_match(self, match: str) -> dict[str, Any]:

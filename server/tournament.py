@@ -37,6 +37,7 @@ from server.app import MatchServer
 from server.match import MatchOutcome
 from solvers.errors import GameError
 from solvers.playable import PlayableGame
+from solvers.report import player_keys
 
 
 @dataclass(frozen=True)
@@ -79,12 +80,7 @@ class Standing:
 
 def entrant_names(players: Sequence[str]) -> list[str]:
     """Unique names for the entrants (``random``, ``random#2`` when a spec repeats)."""
-    seen: dict[str, int] = {}
-    names = []
-    for spec in players:
-        seen[spec] = seen.get(spec, 0) + 1
-        names.append(spec if seen[spec] == 1 else f"{spec}#{seen[spec]}")
-    return names
+    return player_keys(players)
 
 
 def schedule(games: Sequence[PlayableGame], n_players: int, rounds: int, swap_roles: bool,
@@ -254,3 +250,32 @@ async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
     table = standings(pairings, outcomes, names)
     await server.records.finish_tournament(tid, "completed", [s.to_json() for s in table])
     return TournamentResult(tid, names, pairings, list(outcomes), table, seed)
+
+
+@dataclass(frozen=True)
+class _RecordedGame:
+    """What scheduling needs of a game that is only known from the records."""
+
+    name: str
+    roles: tuple[str, ...]
+
+
+def recorded_standings(tournament: dict[str, Any],
+                       matches: Sequence[dict[str, Any]]) -> list[Standing]:
+    """The standings of a recorded tournament (``Records.get_tournament``) from its
+    recorded matches, scored as when it ran: its schedule is rebuilt from the saved
+    configuration, and each match is found by its seed. Matches that never started
+    (a tournament stopped early) are left out."""
+    config = tournament["config"]
+    roles = {m["game"]: tuple(m["roles"]) for m in matches}
+    games = [_RecordedGame(name, roles[name]) for name in config["games"] if name in roles]
+    fill = config.get("fill")
+    entrants = list(config["players"]) + ([fill] if fill is not None else [])
+    by_seed = {m["seed"]: m for m in matches}
+    played = [(p, by_seed[p.seed]) for p in schedule(games, len(config["players"]),
+                                                      config["rounds"], config["swap_roles"],
+                                                      config["seed"], fill is not None)
+              if p.seed in by_seed]
+    outcomes = [MatchOutcome(m["id"], m["status"], m["payoffs"], m["reason"])
+                for _, m in played]
+    return standings([p for p, _ in played], outcomes, entrant_names(entrants))

@@ -26,9 +26,11 @@ def test_solve_json_contract_on_kuhn(capsys, solver):
     path = shared_path("tree-format", "kuhn_mit.txt")
     out = run_json(capsys, ["solve", str(path), "--solver", solver, "--iterations", "2000",
                             "--json"])
-    assert set(out) == {"solver", "values", "nash_conv", "iterations", "seconds"}
+    assert set(out) == {"solver", "values", "root_strategy", "nash_conv", "iterations",
+                        "seconds"}
     assert out["solver"] == solver
-    assert out["values"][0] == pytest.approx(-1 / 18, abs=0.02 if solver == "mccfr" else 2e-3)
+    assert out["root_strategy"] == {}  # Kuhn: each player's first move depends on its card
+    assert out["values"]["P1"] == pytest.approx(-1 / 18, abs=0.02 if solver == "mccfr" else 2e-3)
     assert out["nash_conv"] < (0.05 if solver == "mccfr" else 5e-3)
 
 
@@ -37,13 +39,13 @@ def test_solve_writes_a_strategy_that_exploitability_reads(capsys, tmp_path):
     strategy = tmp_path / "leduc.txt"
     out = run_json(capsys, ["solve", str(game_path), "--solver", "lp", "--json",
                             "--strategy", str(strategy)])
-    assert out["values"][0] == pytest.approx(-0.0856064240780, abs=1e-10)
+    assert out["values"]["Player 1"] == pytest.approx(-0.0856064240780, abs=1e-10)
     lines = strategy.read_text().splitlines()
     assert len(lines) == 288 and all(line.startswith("infoset ") for line in lines)
     check = run_json(capsys, ["exploitability", str(game_path), "--strategy", str(strategy),
                               "--json"])
     assert check["nash_conv"] < 1e-9
-    assert check["values"][0] == pytest.approx(-0.0856064240780, abs=1e-9)
+    assert check["values"]["Player 1"] == pytest.approx(-0.0856064240780, abs=1e-9)
 
 
 def test_time_limit_and_progress_lines(capsys):

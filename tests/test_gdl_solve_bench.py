@@ -17,7 +17,7 @@ def test_bench_solves_what_fits_and_says_why_the_rest_does_not(capsys) -> None:
     roshambo = out["solved"]["roshambo2"]
     assert roshambo["states"] == 180 and roshambo["constant_sum"] == 100.0
     for solver in ("baseline", "ih"):
-        assert roshambo[solver]["values"] == [50.0, 50.0]
+        assert roshambo[solver]["values"] == {"white": 50.0, "black": 50.0}
         assert roshambo[solver]["ok"]
     assert out["did_not_fit"]["crossers3"].startswith(
         "3 players (top, right, left): not supported by exact solvers")

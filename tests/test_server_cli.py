@@ -30,7 +30,7 @@ def test_match_json_and_records(tmp_path, capsys) -> None:
     assert again["moves"] == result["moves"] and again["payoffs"] == result["payoffs"]
     assert ggp(["matches", "list", "--db", str(db)]) == 0
     listing = capsys.readouterr().out.splitlines()
-    assert len(listing) == 2 and all("completed" in line for line in listing)
+    assert len(listing) == 3 and all("completed" in line for line in listing[1:])
     assert ggp(["matches", "show", result["match"], "--db", str(db)]) == 0
     shown = capsys.readouterr().out
     assert shown.splitlines()[-1].startswith("result: P1=")

@@ -88,7 +88,8 @@ def test_cli_random_game_and_solve(tmp_path, capsys):
     strategy = tmp_path / "s.jsonl"
     assert ggp(["solve", str(out), "--solver", "ih", "--json", "--strategy", str(strategy)]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert set(result) == {"solver", "values", "nodes", "seconds", "certificate"}
+    assert set(result) == {"solver", "values", "root_strategy", "nodes", "seconds",
+                           "certificate"}
     assert result["solver"] == "ih" and result["nodes"] == 85
     assert result["certificate"]["max_gain"] <= 1e-9
     expected = baseline.solve(full_game(2, 3, 2, zero_sum=True)).root_values

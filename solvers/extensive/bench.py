@@ -64,12 +64,13 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="ggp bench cfr",
         description="CFR and CFR+ speed and NashConv: ours vs OpenSpiel's C++ solvers.")
-    parser.add_argument("--iterations", type=int, default=1000)
+    parser.add_argument("--iterations", type=int, default=1000,
+                        help="iterations of each solver (default 1000)")
     parser.add_argument("--games", default="kuhn,leduc", help="comma-separated: kuhn,leduc")
     parser.add_argument("--efg-dir", type=Path, default=SHARED_EFG,
                         help="folder with kuhn_from_course.efg and leduc_from_course.efg")
     parser.add_argument("--no-peers", action="store_true", help="skip OpenSpiel")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON")
     args = parser.parse_args(argv)
     if args.iterations <= 0:
         raise GameError("--iterations must be positive")

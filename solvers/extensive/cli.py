@@ -4,7 +4,8 @@
 ``ggp solve FILE --solver cfr|cfr+|dcfr|mccfr|lp [--iterations N] [--time-limit S]
 [--seed S] [--sampling chance|outcome] [--json] [--strategy OUT.txt]``
 
-``--json`` prints exactly ``{"solver", "values", "nash_conv", "iterations", "seconds"}``;
+``--json`` prints exactly ``{"solver", "values": {player: value}, "root_strategy":
+{player: {action: p}}, "nash_conv", "iterations", "seconds"}`` (``docs/solve-json.md``);
 progress lines go to stderr. ``ggp exploitability GAME --strategy FILE [--json]``
 prints the NashConv of a strategy file (``infoset <NAME> strategies A=S ...``).
 """
@@ -18,6 +19,7 @@ from pathlib import Path
 
 from solvers.errors import GameError
 from solvers.files import read_text
+from solvers.report import by_player, root_strategy_text, values_text
 
 from .exploitability import nash_conv
 from .files import read_game_file
@@ -29,21 +31,28 @@ def _progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def solve_main(argv: list[str]) -> int:
+def _solve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ggp solve", description="Solve an imperfect-information game (.efg or tree .txt).")
     parser.add_argument("file", help="game file: Gambit .efg or the game-tree text format")
-    parser.add_argument("--solver", choices=SOLVERS, default="cfr+")
+    parser.add_argument("--solver", choices=SOLVERS, default="cfr+",
+                        help="CFR, CFR+, discounted CFR, Monte Carlo CFR or the "
+                        "sequence-form LP (default cfr+)")
     parser.add_argument("--iterations", type=int, default=None,
                         help="iterations (default 1000 when no --time-limit)")
-    parser.add_argument("--time-limit", type=float, default=None, help="seconds")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="seconds for the whole command")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling solvers")
     parser.add_argument("--sampling", choices=SAMPLING, default="chance",
                         help="what mccfr samples (chance outcomes, or whole outcomes)")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--strategy", metavar="OUT.txt",
                         help="write the strategy as 'infoset NAME strategies A=S ...' lines")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def solve_main(argv: list[str]) -> int:
+    args = _solve_parser().parse_args(argv)
     if args.time_limit is not None and args.time_limit <= 0:
         raise GameError("--time-limit must be positive")
     game = read_game_file(args.file)
@@ -55,12 +64,13 @@ def solve_main(argv: list[str]) -> int:
             Path(args.strategy).write_text(write_strategy(game, result.strategy))
         except OSError as exc:
             raise GameError(f"{args.strategy}: cannot write: {exc.strerror or exc}") from None
+    summary = result.summary(game)
     if args.json:
-        print(json.dumps(result.summary()))
+        print(json.dumps(summary))
     else:
-        values = ", ".join(f"{name} {value:.10g}"
-                           for name, value in zip(game.player_names, result.values, strict=True))
-        print(f"solver: {result.solver}\nvalues: {values}\nnash_conv: {result.nash_conv:.6g}\n"
+        print(f"solver: {result.solver}\nvalues: {values_text(summary['values'])}\n"
+              f"root strategy: {root_strategy_text(summary['root_strategy'])}\n"
+              f"nash_conv: {result.nash_conv:.6g}\n"
               f"iterations: {result.iterations}\nseconds: {result.seconds:.3f}")
     return 0
 
@@ -72,7 +82,7 @@ def exploitability_main(argv: list[str]) -> int:
     parser.add_argument("game", help="game file: Gambit .efg or the game-tree text format")
     parser.add_argument("--strategy", required=True, metavar="FILE",
                         help="lines 'infoset <NAME> strategies <A1>=<S1> ...'")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
     game = read_game_file(args.game)
     text = read_text(args.strategy)
@@ -81,12 +91,13 @@ def exploitability_main(argv: list[str]) -> int:
     if strategy.missing:
         print(f"note: {len(strategy.missing)} information set(s) without a line are played "
               f"uniformly (first: {strategy.missing[0]})", file=sys.stderr)
+    values = by_player(game.player_names, result.values)
+    best = by_player(game.player_names, result.best_response_values)
     if args.json:
-        print(json.dumps({"nash_conv": result.nash_conv, "values": result.values,
-                          "best_response_values": result.best_response_values,
+        print(json.dumps({"nash_conv": result.nash_conv, "values": values,
+                          "best_response_values": best,
                           "missing_infosets": len(strategy.missing)}))
     else:
-        print(f"nash_conv: {result.nash_conv:.10g}\n"
-              f"values: {', '.join(f'{v:.10g}' for v in result.values)}\n"
-              f"best responses: {', '.join(f'{v:.10g}' for v in result.best_response_values)}")
+        print(f"nash_conv: {result.nash_conv:.10g}\nvalues: {values_text(values)}\n"
+              f"best responses: {values_text(best)}")
     return 0

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.errors import GameError
+from solvers.report import by_player
 
 from .cfr import CFR
 from .cfr_plus import CFRPlus
@@ -24,6 +25,7 @@ from .exploitability import nash_conv
 from .mccfr import ChanceSamplingCFR, OutcomeSamplingMCCFR
 from .model import ExtensiveGame
 from .sequence_form_lp import solve_lp
+from .strategy_io import root_strategy
 
 SOLVERS = ("cfr", "cfr+", "dcfr", "mccfr", "lp")
 SAMPLING = ("chance", "outcome")
@@ -39,10 +41,12 @@ class SolveResult:
     seconds: float
     strategy: np.ndarray
 
-    def summary(self) -> dict:
-        """The JSON contract of ``ggp solve --json``."""
-        return {"solver": self.solver, "values": self.values, "nash_conv": self.nash_conv,
-                "iterations": self.iterations, "seconds": round(self.seconds, 6)}
+    def summary(self, game: ExtensiveGame) -> dict:
+        """The JSON contract of ``ggp solve --json`` (``docs/solve-json.md``)."""
+        return {"solver": self.solver, "values": by_player(game.player_names, self.values),
+                "root_strategy": root_strategy(game, self.strategy),
+                "nash_conv": self.nash_conv, "iterations": self.iterations,
+                "seconds": round(self.seconds, 6)}
 
 
 def make_solver(name: str, game: ExtensiveGame, seed: int = 0, sampling: str = "chance"):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.errors import FormatError, Location
+from solvers.report import mixed, player_keys
 
 from .model import ExtensiveGame, exact_number
 
@@ -29,6 +30,23 @@ _WS = re.compile(r"\s+")
 def token(text: str) -> str:
     """A name or action as one whitespace-free word."""
     return _WS.sub("_", text) or "_"
+
+
+def root_strategy(game: ExtensiveGame, sigma: np.ndarray) -> dict[str, dict[str, float]]:
+    """``{player: {action: probability}}`` at each player's first information set, for
+    the players who have exactly one (an opening move, as in rock-paper-scissors); a
+    player whose first move depends on what it was dealt or saw (Kuhn's card) has
+    several and is left out: the strategy file has them all."""
+    keys = player_keys(game.player_names)
+    out = {}
+    for player in range(game.num_players):
+        first = np.flatnonzero((game.infoset_player == player)
+                               & (game.infoset_parent_seq == player))  # empty sequence
+        if len(first) == 1:
+            j = int(first[0])
+            lo, hi = int(game.infoset_action_start[j]), int(game.infoset_action_start[j + 1])
+            out[keys[player]] = mixed(game.infoset_actions[j], sigma[lo:hi].tolist())
+    return out
 
 
 def write_strategy(game: ExtensiveGame, sigma: np.ndarray) -> str:

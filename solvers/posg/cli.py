@@ -1,8 +1,9 @@
 """``ggp solve FILE.osposg --epsilon E --time-limit S [--json]``: HSVI bounds of a POSG.
 
 Progress lines (time, lower, upper, gap, bound sizes) go to stderr; the result goes to
-stdout, as JSON exactly ``{"lower", "upper", "gap", "seconds", "iterations"}`` with
-``--json``. The time limit covers reading, presolve and the trials; bounds are valid
+stdout, as JSON ``{"lower", "upper", "gap", "seconds", "iterations"}`` plus the fields
+every solve shares (``docs/solve-json.md``): ``"solver": "hsvi"``, ``"value_bounds":
+{player: [lower, upper]}`` and ``"root_strategy"`` (P1's opening) with ``--json``. The time limit covers reading, presolve and the trials; bounds are valid
 whenever the limit (or Ctrl-C, exit status 130) stops the search.
 """
 
@@ -17,9 +18,13 @@ from pathlib import Path
 from solvers.errors import GameError
 from solvers.files import read_text
 from solvers.posg.hsvi import Hsvi, Progress
+from solvers.posg.playable import PosgPlayable, unique_labels
+from solvers.posg.policy import PosgStrategy
 from solvers.posg.reader import read_posg
+from solvers.report import mixed, root_strategy_text
 
 PRESOLVE_SHARE = 0.5      # at most this part of the time limit for the presolve bounds
+ROLES = PosgPlayable.roles
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -32,6 +37,17 @@ def _parser() -> argparse.ArgumentParser:
                         help="seconds for the whole run (reading, presolve, trials)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
+
+
+def root_strategy(solver: Hsvi) -> dict[str, dict[str, float]]:
+    """P1's opening move: its lower-bound stage strategy at the initial belief (the one
+    the alpha-vectors certify, as P1 plays it in matches). P2 sees the state, so its
+    opening depends on it and is left out."""
+    model = solver.model
+    block = model.partition_block(model.initial_partition)
+    p1, _ = PosgStrategy(solver).p1_mixed(model.initial_partition, model.initial_belief)
+    names = unique_labels(model.a1_names)
+    return {ROLES[0]: mixed([names[a] for a in block.a1.tolist()], p1.tolist())}
 
 
 def main(argv: list[str]) -> int:
@@ -54,9 +70,13 @@ def main(argv: list[str]) -> int:
               file=sys.stderr, flush=True)
 
     result = solver.solve(args.epsilon, max(0.0, args.time_limit - presolve), report)
+    opening = {} if solver.interrupted else root_strategy(solver)
     seconds = time.monotonic() - start
     out = {"lower": result.lower, "upper": result.upper, "gap": result.gap,
-           "seconds": round(seconds, 3), "iterations": result.iterations}
+           "seconds": round(seconds, 3), "iterations": result.iterations, "solver": "hsvi",
+           "value_bounds": {ROLES[0]: [result.lower, result.upper],
+                            ROLES[1]: [-result.upper, -result.lower]},
+           "root_strategy": opening}
     if args.json:
         print(json.dumps(out))
     else:
@@ -64,4 +84,5 @@ def main(argv: list[str]) -> int:
                   "interrupted" if solver.interrupted else "time limit reached")
         print(f"{path.name}: value in [{result.lower:.6f}, {result.upper:.6f}], gap "
               f"{result.gap:.6f} ({status}; {result.iterations} iterations, {seconds:.2f}s)")
+        print(f"root strategy: {root_strategy_text(opening)}")
     return 130 if solver.interrupted else 0

@@ -6,9 +6,9 @@ imperfect-information form (Definition 4.1.9) as Gambit ``.efg``.
 
 ``ggp solve G.efg --solver baseline|ih [--json] [--strategy OUT.jsonl]
 [--selection RULE] [--time-limit S] [--max-nodes N]`` reads an ``.efg`` of that form,
-solves it, certifies the result and prints the root values. ``--json`` prints
-``{"solver", "values": {player: value}, "nodes", "seconds", "certificate":
-{"max_gain", ...}}``; ``--strategy`` writes one JSON line per node where the strategy
+solves it, certifies the result and prints the root values and strategy. ``--json``
+prints ``{"solver", "values": {player: value}, "root_strategy": {player: {action: p}},
+"nodes", "seconds", "certificate": {"max_gain", ...}}`` (``docs/solve-json.md``); ``--strategy`` writes one JSON line per node where the strategy
 is defined: ``{"node": history or label, "strategy": {player: {action: p}}, "values":
 {player: value}}`` (a chance node lists ``{"chance": {outcome: p}}``).
 """
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from solvers.errors import GameError
 from solvers.matrix.selection import SELECTIONS
+from solvers.report import by_player, root_strategy_text, values_text
 
 from . import baseline, certificate, interval_heuristic
 from .efg_export import write_efg
@@ -35,12 +36,17 @@ SOLVERS = {"baseline": baseline.solve, "ih": interval_heuristic.solve}
 
 
 def random_game_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="ggp random-game", description=__doc__.split("\n\n")[1])
-    parser.add_argument("--actions", type=int, required=True, help="a: (maximal) actions per player")
-    parser.add_argument("--depth", type=int, required=True, help="d: (maximal) depth")
-    parser.add_argument("--full", action="store_true", help="section 4.3.4: exactly a actions, full depth")
-    parser.add_argument("--zero-sum", action="store_true", help="u1 = -u0")
-    parser.add_argument("--seed", type=int, default=0)
+    parser = argparse.ArgumentParser(
+        prog="ggp random-game",
+        description="Write a random two-player simultaneous-move game as a Gambit .efg "
+        "file: 2 to A actions per player at each node, depth at most D, payoffs uniform in "
+        "[-1, 1] (the thesis' random games; --full: exactly A actions, full depth D).")
+    parser.add_argument("--actions", type=int, required=True, metavar="A",
+                        help="the most actions of a player at a node")
+    parser.add_argument("--depth", type=int, required=True, metavar="D", help="the greatest depth")
+    parser.add_argument("--full", action="store_true", help="exactly A actions at every node, every branch at depth D")
+    parser.add_argument("--zero-sum", action="store_true", help="zero-sum payoffs (the second player's is minus the first's)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     parser.add_argument("--out", required=True, help="the .efg file to write")
     args = parser.parse_args(argv)
     game = random_game(args.actions, args.depth, args.seed, args.full, args.zero_sum)
@@ -83,17 +89,26 @@ def _progress_printer(label: str):
     return report
 
 
-def solve_main(argv: list[str]) -> int:
+def _solve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ggp solve", description="solve a simultaneous-move .efg")
-    parser.add_argument("game", help="a .efg in the form of Definition 4.1.9")
-    parser.add_argument("--solver", choices=sorted(SOLVERS), default="baseline")
+    parser.add_argument("game", help="a .efg whose every step is one joint move (e.g. from "
+                        "ggp random-game)")
+    parser.add_argument("--solver", choices=sorted(SOLVERS), default="baseline",
+                        help="baseline (a subgame-perfect equilibrium) or ih (the interval "
+                        "heuristic); default baseline")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--strategy", metavar="OUT.jsonl", help="write the strategy, one node per line")
     parser.add_argument("--selection", choices=SELECTIONS, default="first",
                         help="equilibrium selection (default: first pure in row-major order)")
-    parser.add_argument("--time-limit", type=float, default=None, metavar="S")
-    parser.add_argument("--max-nodes", type=int, default=5_000_000, metavar="N")
-    args = parser.parse_args(argv)
+    parser.add_argument("--time-limit", type=float, default=None, metavar="S",
+                        help="seconds for the solve (default: none)")
+    parser.add_argument("--max-nodes", type=int, default=5_000_000, metavar="N",
+                        help="refuse games with more nodes (default %(default)s)")
+    return parser
+
+
+def solve_main(argv: list[str]) -> int:
+    args = _solve_parser().parse_args(argv)
     if Path(args.game).suffix.lower() != ".efg":
         raise GameError(f"{args.game}: the baseline and ih solvers read .efg files")
     game = read_simultaneous_efg(args.game, max_nodes=args.max_nodes)
@@ -101,8 +116,7 @@ def solve_main(argv: list[str]) -> int:
                                     progress=_progress_printer(args.solver),
                                     time_limit=args.time_limit, max_nodes=args.max_nodes)
     cert = certificate.check(game, solution)
-    v0, v1 = solution.root_values
-    players = game.player_names
+    values = by_player(game.player_names, solution.root_values)
     if args.strategy:
         try:
             with open(args.strategy, "w", encoding="utf-8") as out:
@@ -111,13 +125,15 @@ def solve_main(argv: list[str]) -> int:
         except OSError as exc:
             raise GameError(f"{args.strategy}: cannot write: {exc.strerror or exc}") from None
     if args.json:
-        print(json.dumps({"solver": args.solver, "values": {players[0]: v0, players[1]: v1},
+        print(json.dumps({"solver": args.solver, "values": values,
+                          "root_strategy": solution.root_strategy(),
                           "nodes": game.num_nodes, "seconds": solution.seconds,
                           "certificate": cert}))
     else:
-        print(f"{args.solver}: {players[0]} {v0:.10g}, {players[1]} {v1:.10g} "
+        print(f"{args.solver}: {values_text(values)} "
               f"({game.num_nodes} nodes, {int(solution.solved.sum())} solved, "
               f"{solution.seconds:.4f} s)")
+        print(f"root strategy: {root_strategy_text(solution.root_strategy())}")
         print(f"certificate: max gain {cert['max_gain']:.3g} "
               f"({'ok' if cert['ok'] else 'NOT an equilibrium within 1e-9 of the payoff range'})")
     return 0 if cert["ok"] else 1

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from solvers.report import mixed, player_keys
+
 from .model import SimultaneousGame, concat_ranges
 
 
@@ -40,6 +42,15 @@ class Solution:
     def node_strategy(self, node: int, player: int) -> np.ndarray:
         start = self.game.action_start[player]
         return self.strategy[player][start[node]:start[node + 1]]
+
+    def root_strategy(self) -> dict[str, dict[str, float]]:
+        """``{player: {action: probability}}`` at the root (empty when chance starts)."""
+        g = self.game
+        if g.is_chance(g.root) or not self.solved[g.root]:
+            return {}
+        keys = player_keys(g.player_names)
+        return {keys[p]: mixed(g.actions(g.root, p), self.node_strategy(g.root, p).tolist())
+                for p in (0, 1)}
 
     def entry_weights(self) -> np.ndarray:
         """[E]: probability of every entry given its node is reached (0 in unsolved nodes)."""

@@ -1,0 +1,60 @@
+"""Messages a new user meets (issue 14, items 14 and 19): the game after ``--players``,
+the file named in GDL problems found by ``ggp solve``, the memory budget's advice,
+"1 player"."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import REPO, shared_path
+
+from ggp_cli import main as ggp
+
+TICTACTOE = REPO / "games" / "gdl" / "simultaneous_tictactoe.kif"
+
+
+def test_match_takes_the_game_after_the_players(tmp_path, capsys) -> None:
+    game = shared_path("posg", "test", "rewards.osposg")
+    db = str(tmp_path / "m.sqlite")
+    before = ["match", str(game), "--players", "first", "first", "--db", db, "--json"]
+    after = ["match", "--players", "first", "first", str(game), "--db", db, "--json"]
+    assert ggp(before) == 0
+    first = json.loads(capsys.readouterr().out)
+    assert ggp(after) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert second["players"] == ["first", "first"] and second["roles"] == ["P1", "P2"]
+    assert second["moves"] == first["moves"]  # "first" is deterministic: the same match
+
+
+def test_match_without_a_game_says_so(tmp_path, capsys) -> None:
+    assert ggp(["match", "--players", "uct", "random", "--db", str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ggp match: no game file given")
+    assert "'random' is a player spec" in err and "required" not in err
+    assert ggp(["match", "--players", "game.kif", "--db", str(tmp_path / "m")]) == 1
+    assert "no player specs before 'game.kif'" in capsys.readouterr().err
+
+
+def test_solve_names_the_file_of_a_gdl_problem(tmp_path, capsys) -> None:
+    bad = tmp_path / "unsafe.kif"
+    bad.write_text("(role a)\n(role b)\n(init (p))\n(<= (legal a ?x) (true (p)))\n")
+    assert ggp(["check", str(bad)]) == 1
+    checked = capsys.readouterr().out.splitlines()[0]
+    assert checked.startswith(f"{bad}:4:1: unsafe rule")
+    assert ggp(["solve", str(bad)]) == 1
+    assert capsys.readouterr().err.strip() == f"error: invalid GDL: {checked}"
+
+
+def test_memory_budget_says_how_to_raise_it(capsys) -> None:
+    assert ggp(["solve", str(TICTACTOE), "--memory-mb", "0.001", "--quiet"]) == 1
+    err = capsys.readouterr().err
+    assert "memory budget of 0.001 MB was reached" in err and "(raise --memory-mb)" in err
+
+
+def test_one_player_is_singular(tmp_path, capsys) -> None:
+    one = tmp_path / "one.kif"
+    one.write_text("(role a)\n(init (p))\n(<= (legal a x) (true (p)))\n"
+                   "(<= (next (q)) (does a x))\n(<= terminal (true (q)))\n"
+                   "(<= (goal a 100) (true (q)))\n")
+    assert ggp(["solve", str(one)]) == 1
+    assert "error: 1 player (a): not supported" in capsys.readouterr().err
