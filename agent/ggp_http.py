@@ -243,7 +243,7 @@ def _clock(node: _Atom | _List, what: str) -> float:
         value = float(text)
     except ValueError:
         raise FormatError(f"expected {what} in seconds, found {text!r}") from None
-    if not value >= 0 or value == float("inf"):
+    if not value >= 0:  # NaN or negative; a huge one is bounded by the player (max_clock)
         raise FormatError(f"expected {what} in seconds, found {text!r}")
     return value
 
