@@ -40,6 +40,7 @@ BENCHES: dict[str, str] = {
     "cfr": "solvers.extensive.bench:main",
     "server": "server.bench:main",
     "agent": "agent.bench:main",
+    "fuzz": "agent.fuzz_bench:main",
 }
 
 SIMULTANEOUS_SOLVERS = {"baseline", "ih"}

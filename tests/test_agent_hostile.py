@@ -148,3 +148,12 @@ async def test_a_forgotten_match_expires() -> None:
             assert await post(port, "(info)", 5) == "busy"
         assert await post(port, "(PLAY m2 NIL)", 3) == "(go 2)"
         assert await post(port, "(STOP m2 ((go 2)))", 5) == "done"
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf"])
+def test_max_clock_option_is_checked(value: str) -> None:
+    from agent.cli import main
+    from solvers.errors import GameError
+
+    with pytest.raises(GameError, match="--max-clock must be a positive number"):
+        main(["--http", "9", "--max-clock", value])
