@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import json
 import logging
@@ -293,20 +294,24 @@ def fuzz_files(kind: str, count: int, rng: random.Random, time_limit: float,
 
 # -- the match server's websocket protocol --------------------------------------------
 
-def ws_seeds(admin_token: str) -> list[dict[str, Any]]:
-    game = next((p.name for p in sorted((REPO / "games" / "gdl").glob("*.kif"))), "x.kif")
+def ws_seeds(admin_token: str, match: str) -> list[dict[str, Any]]:
+    """Messages of every type; ``match`` is the fuzzer's own seat (see :func:`_seated`)."""
     return [
         {"type": "hello", "name": "fuzzer", "token": "0123456789abcdef"},
-        {"type": "rejoin", "match": "m1", "token": "0123456789abcdef", "name": "fuzzer"},
-        {"type": "ready", "match": "m1"},
-        {"type": "move", "match": "m1", "step": 1, "move": "(mark 1 1)", "role": "x"},
+        {"type": "rejoin", "match": match, "token": "0123456789abcdef", "name": "fuzzer"},
+        {"type": "ready", "match": match},
+        {"type": "move", "match": match, "step": 1, "move": "(mark 1 1)", "role": "x"},
         {"type": "ping", "nonce": 7},
         {"type": "pong", "nonce": 7},
-        {"type": "create", "game": game, "players": ["random", "first"], "startclock": 1,
+        {"type": "create", "game": WS_GAME, "players": ["random", "first"], "startclock": 1,
          "playclock": 1, "seed": 3, "admin_token": admin_token},
         {"type": "list", "admin_token": admin_token},
-        {"type": "abort", "match": "m1", "admin_token": admin_token},
+        {"type": "abort", "match": match, "admin_token": admin_token},
     ]
+
+
+WS_GAME = "simultaneous_tictactoe.kif"  # a bundled game (games/gdl)
+RESEAT_EVERY = 100  # mutants; an aborted or finished seat is replaced this often
 
 
 class ServerUnderTest:
@@ -350,23 +355,35 @@ class ServerUnderTest:
                 self.process.wait()
 
 
-async def _ws_connect(server: ServerUnderTest, login: bool):
+async def _ws_connect(server: ServerUnderTest):
     import websockets
 
     deadline = time.monotonic() + 30
     while True:
         try:
-            ws = await websockets.connect(server.url, max_size=None)
-            break
+            return await websockets.connect(server.url, max_size=None)
         except OSError:
             if time.monotonic() > deadline or server.process.poll() is not None:
                 raise
             await asyncio.sleep(0.2)
-    if login:
-        await ws.send(json.dumps({"type": "hello", "name": f"fuzz{secrets.token_hex(3)}",
-                                  "token": secrets.token_hex(8)}))
-        await asyncio.wait_for(ws.recv(), 10)
-    return ws
+
+
+async def _seated(server: ServerUnderTest):  # -> (connection, match id)
+    """A logged-in connection seated in a match of its own (``ws:NAME`` against
+    ``random``, long clocks), so ready/move/abort mutants meet a real match."""
+    ws = await _ws_connect(server)
+    name = f"fuzz{secrets.token_hex(3)}"
+    await ws.send(json.dumps({"type": "hello", "name": name, "token": secrets.token_hex(8)}))
+    await ws.send(json.dumps({"type": "create", "game": WS_GAME, "players": [f"ws:{name}", "random"],
+                              "startclock": 60, "playclock": 60,
+                              "admin_token": server.admin_token}))
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(10):
+            while True:
+                message = json.loads(await ws.recv())
+                if message.get("type") == "offer":
+                    return ws, message["match"]
+    return ws, "m1"  # (creation refused: the mutants still go through the handler)
 
 
 async def _ws_probe(ws, text: str, time_limit: float) -> tuple[str, str]:
@@ -399,29 +416,32 @@ async def _ws_probe(ws, text: str, time_limit: float) -> tuple[str, str]:
 async def _fuzz_ws(count: int, rng: random.Random, time_limit: float, save: Path | None,
                    progress: Callable[[str, Tally], None], folder: Path) -> Tally:
     token = secrets.token_hex(16)
-    seeds = ws_seeds(token)
-    tally = Tally(seeds=len(seeds))
+    tally = Tally(seeds=len(ws_seeds(token, "")))
     server = ServerUnderTest(folder, token)
     server.start()
     ws = None
     try:
-        for _ in range(count):
-            seed = rng.choice(seeds)
-            mutant = mutate_message(seed, rng)
-            fresh = seed["type"] in ("hello", "rejoin")  # a first message: a new connection
-            if fresh or ws is None:
-                if ws is not None and fresh:
+        for number in range(count):
+            if ws is None or number % RESEAT_EVERY == 0:
+                if ws is not None:
                     await ws.close()
-                ws = await _ws_connect(server, login=not fresh)
-            outcome, detail = await _ws_probe(ws, mutant, time_limit)
+                ws, match = await _seated(server)
+            seed = rng.choice(ws_seeds(token, match))
+            mutant = mutate_message(seed, rng)
+            if seed["type"] in ("hello", "rejoin"):  # a first message: on a new connection
+                async with await _ws_connect(server) as first:
+                    outcome, detail = await _ws_probe(first, mutant, time_limit)
+            else:
+                outcome, detail = await _ws_probe(ws, mutant, time_limit)
+                if outcome != "accepted" and outcome != "error" or detail.startswith("closed"):
+                    await ws.close()
+                    ws = None
             logged = server.new_log()
             if "Traceback" in logged and outcome != "hang":
                 outcome, detail = "internal", logged
             if server.process.poll() is not None:
                 outcome, detail = "internal", f"the server exited\n{logged}"
                 server.start()
-            if outcome != "accepted" or fresh:
-                await ws.close()
                 ws = None
             tally.add(outcome, mutant, f"{seed['type']} mutant {mutant[:300]!r}\n{detail}",
                       save, "ws")
