@@ -21,9 +21,13 @@ Every mutant ends as one of: a clean error (a ``GameError``; a ``400``; an ``err
 message other than ``internal``), accepted, an internal error (any other exception, a
 ``500``, an ``internal`` error or a traceback in the server's log, a dead server), or
 a hang (no answer within ``--time-limit``). Mutations follow tests/test_gdl_fuzz.py:
-1-4 token edits (delete, duplicate, swap, insert a hostile token); messages also get
-field-level edits (a field dropped, added or set to a hostile value: 2**64, NaN,
-1e308, -1, long strings, deep lists). Failing inputs are written to ``--save DIR``.
+1-4 token edits (drop a token, repeat another, put a hostile one instead or before),
+or numbers swapped for hostile ones (2**64, 5,000 digits, NaN, 1e308, 5/6) so the file
+stays well-formed; messages also get field-level edits (a field dropped, added or set
+to a hostile value: 2**64, NaN, 1e308, -1, long strings, deep lists). The worker's
+own failures count too (a move or START answered with ``internal error``). A traceback
+the server logs later (in a match's task) counts on the mutant during which it
+appeared. Failing inputs are written to ``--save DIR``.
 """
 
 from __future__ import annotations
@@ -123,24 +127,17 @@ def mutate_text(text: str, rng: random.Random) -> str:
         for _ in range(rng.choice((1, 1, 2))):
             tokens[rng.choice(numbers)] = rng.choice(HOSTILE_NUMBERS)
         return "".join(tokens)
-    words = [i for i, t in enumerate(tokens) if not t.isspace()] or [0]
     for _ in range(rng.choice((1, 1, 1, 2, 2, 3, 4))):
-        if not tokens:
-            tokens = [rng.choice(HOSTILE_TOKENS)]
+        words = [k for k, t in enumerate(tokens) if not t.isspace()]
+        if not words:
+            tokens.append(rng.choice(HOSTILE_TOKENS))
             continue
-        i, j = rng.choice(words) % len(tokens), rng.choice(words) % len(tokens)
-        kind = rng.randrange(5)
-        if kind == 0:
-            del tokens[i]
-        elif kind == 1:
-            tokens.insert(i, tokens[j])
-        elif kind == 2:
-            tokens[i], tokens[j] = tokens[j], tokens[i]
-        elif kind == 3:
-            tokens.insert(i, " " + rng.choice(HOSTILE_TOKENS) + " ")
-        else:
-            tokens[i] = rng.choice(HOSTILE_TOKENS)
-        words = [k for k in words if k < len(tokens)] or [0]
+        where, other = rng.choice(words), tokens[rng.choice(words)]
+        # one of: drop the token, repeat another before it, or put a hostile one
+        # instead of it or before it
+        tokens[where:where + 1] = rng.choice(
+            ([], [other, tokens[where]], [rng.choice(HOSTILE_TOKENS)],
+             [f" {rng.choice(HOSTILE_TOKENS)} ", tokens[where]]))
     out = "".join(tokens)
     if rng.random() < 0.05:
         out = out[:rng.randrange(len(out) + 1)]
@@ -507,11 +504,13 @@ async def _http_probe(port: int, data: bytes, time_limit: float) -> tuple[str, s
         return "hang", f"no reply within {time_limit} s"
     except ConnectionError as exc:
         return "internal", f"connection failed: {exc}"
-    status = reply.split(b"\r\n", 1)[0]
-    if status.startswith(b"HTTP/1.0 200"):
+    status, _, body = reply.partition(b"\r\n\r\n")
+    if b"internal error" in body:  # (a START refused by the worker's own failure)
+        return "internal", body.decode(errors="replace")
+    if status.startswith(b"HTTP/1.0 200") and not body.startswith(b"error:"):
         return "accepted", ""
-    if status.startswith(b"HTTP/1.0 400"):
-        return "error", reply.partition(b"\r\n\r\n")[2].decode(errors="replace")
+    if status.startswith((b"HTTP/1.0 200", b"HTTP/1.0 400")):  # (200 error: an invalid game)
+        return "error", body.decode(errors="replace")
     return "internal", reply.decode(errors="replace")[:2000]
 
 
@@ -542,7 +541,10 @@ async def _fuzz_http(count: int, rng: random.Random, time_limit: float, save: Pa
                 await _http_probe(port, start, time_limit)
             mutant = mutate_request(rng.choice(seeds), rng)
             failures.records.clear()
+            decided = len(gamer.decisions)
             outcome, detail = await _http_probe(port, mutant, time_limit)
+            failures.records += [str(d) for d in gamer.decisions[decided:]
+                                 if "internal error" in str(d.get("reason"))]
             if failures.records and outcome != "hang":
                 outcome, detail = "internal", "\n".join(failures.records)
             tally.add(outcome, mutant, f"request {mutant[:300]!r}\n{detail}", save, "ggp-http")
