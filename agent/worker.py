@@ -569,6 +569,7 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
                         os._exit(3)
                     move, info = brain.select(until)
                     send(("move", seq, move, info))
+                    gc.collect()
                 elif kind == "choose":
                     _, _, observation, legal = request
                     move, info = brain.choose(observation, legal)
@@ -588,7 +589,6 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
                 _answer(send, ("error", seq, f"internal error: {type(exc).__name__}: {exc}"))
         except Cancelled:
             _answer(send, ("cancelled", seq))
-        gc.collect()
 
 
 def _answer(send, message: tuple) -> None:
