@@ -598,10 +598,22 @@ def _answer(send, message: tuple) -> None:
         pass  # the agent is gone; the next recv ends the loop
 
 
+def _die_with_the_agent() -> None:
+    """Linux: the kernel kills the worker when the agent process dies (kill -9, or a
+    server terminating a launched agent), so no search outlives its agent."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the worker ends at its next read (end of file)
+
+
 if __name__ == "__main__":  # python -m agent.worker FD [CRASH_AT_STEP]
     import sys
     from multiprocessing.connection import Connection
 
+    _die_with_the_agent()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s worker %(levelname)s %(message)s")
     try:
         worker_main(Connection(int(sys.argv[1])),

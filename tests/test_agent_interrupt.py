@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import GAMES, REPO
 from test_agent_hostile import connect_four
-from test_agent_matches import free_port, post, wait_for_info
+from test_agent_matches import free_port, wait_for_info
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")
 
@@ -57,6 +57,15 @@ async def ctrl_c(process: subprocess.Popen) -> str:
     return err.decode()
 
 
+async def send_start(port: int) -> asyncio.StreamWriter:
+    """START connectFour with a long start clock; the reply is never read."""
+    _, writer = await asyncio.open_connection("127.0.0.1", port)
+    body = f"(START m1 red ({connect_four()}) 60 60)".encode()
+    writer.write(b"POST / HTTP/1.0\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+    await writer.drain()
+    return writer
+
+
 def assert_one_line(err: str) -> None:
     assert "Traceback" not in err and "ERROR" not in err and "WARNING" not in err, err
     assert err.splitlines()[-1] == "interrupted" and err.count("interrupted") == 1, err
@@ -68,11 +77,11 @@ async def test_ctrl_c_stops_ggp_agent_and_its_worker_quietly(tmp_path: Path) -> 
     try:
         await wait_for_info(port)
         # a long start clock: the worker is metagaming when Ctrl-C comes
-        start = asyncio.ensure_future(post(port, f"(START m1 red ({connect_four()}) 60 60)", 60))
+        start = await send_start(port)
         await until(lambda: any("agent.worker" in c for c in group_commands(process.pid)))
         await asyncio.sleep(1.5)
         err = await ctrl_c(process)
-        start.cancel()
+        start.close()
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
@@ -97,3 +106,23 @@ async def test_ctrl_c_stops_ggp_match_with_an_agent_seat_quietly(tmp_path: Path)
             process.wait()
     assert process.returncode == 130
     assert err == "interrupted\n"
+
+
+async def test_the_worker_dies_with_its_agent(tmp_path: Path) -> None:
+    """kill -9 of the agent (or a server terminating a launched one) mid-search: the
+    worker does not search on for the rest of its clock."""
+    port = free_port()
+    process = launch("agent", "--http", str(port), "--quiet", cwd=tmp_path)
+    try:
+        await wait_for_info(port)
+        start = await send_start(port)
+        await until(lambda: any("agent.worker" in c for c in group_commands(process.pid)))
+        await asyncio.sleep(1.5)
+        process.kill()  # the agent alone, not its group
+        await asyncio.to_thread(process.wait)
+        await until(lambda: not group_commands(process.pid), 10)
+        start.close()
+    finally:
+        if group_commands(process.pid):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
