@@ -44,6 +44,8 @@ BENCHES: dict[str, tuple[str, str]] = {
     "cfr": ("solvers.extensive.bench:main", "CFR and CFR+ on Kuhn and Leduc beside OpenSpiel"),
     "server": ("server.bench:main", "many concurrent matches on one match server"),
     "agent": ("agent.bench:main", "our agent against random or UCT opponents on a game"),
+    "fuzz": ("agent.fuzz_bench:main",
+             "mutated game files and protocol messages: tracebacks and hangs per format"),
 }
 
 SIMULTANEOUS_SOLVERS = {"baseline", "ih"}

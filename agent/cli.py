@@ -3,7 +3,8 @@
 ``ggp agent --http PORT [--host 127.0.0.1] [--name NAME] [--solutions DIR] [--margin SECONDS]``
 ``ggp agent --ws URL [--name NAME] [--token T]``
 
-Decisions are logged to stderr, one line per move.
+Decisions are logged to stderr, one line per move. Ctrl-C stops it with one line
+(none with ``--quiet``: a launched agent shares the terminal of ``ggp match``), exit 130.
 """
 
 from __future__ import annotations
@@ -11,11 +12,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import math
 import re
+import signal
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from agent.gamer import Gamer
+from agent.gamer import DEFAULT_MAX_CLOCK, Gamer
 from agent.worker import BrainOptions
 from solvers.errors import GameError
 
@@ -34,6 +38,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--solutions", metavar="DIR", help="stored solutions (ggp solve --save)")
     parser.add_argument("--margin", type=float, default=0.5, metavar="SECONDS",
                         help="answer this long before each deadline (default 0.5)")
+    parser.add_argument("--max-clock", type=float, default=DEFAULT_MAX_CLOCK, metavar="SECONDS",
+                        help="believe no start or play clock longer than this "
+                        f"(default {DEFAULT_MAX_CLOCK:g})")
     parser.add_argument("--simultaneous", choices=("duct", "rm"), default="duct",
                         help="search policy at simultaneous-move nodes (default duct)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
@@ -47,8 +54,10 @@ def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if not NAME.fullmatch(args.name):
         raise GameError(f"--name {args.name!r}: use 1-64 of the characters A-Z a-z 0-9 _ . : @ -")
-    if args.margin < 0:
+    if not args.margin >= 0:
         raise GameError("--margin must be >= 0 seconds")
+    if not 0 < args.max_clock < math.inf:
+        raise GameError("--max-clock must be a positive number of seconds")
     if args.solutions is not None and not Path(args.solutions).is_dir():
         raise GameError(f"--solutions {args.solutions}: not a folder")
     if args.http is not None and not 0 < args.http < 65536:
@@ -58,21 +67,35 @@ def main(argv: Sequence[str]) -> int:
     options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed,
                            solutions=args.solutions)
     gamer = Gamer(options)
+    previous = signal.signal(signal.SIGINT, _interrupted)
     try:
         if args.http is not None:
             return asyncio.run(_run_http(args, gamer))
         from agent.ws_client import run_client
 
         return asyncio.run(run_client(args.ws, args.name, gamer, token=args.token,
-                                      margin=args.margin, max_matches=args.max_matches))
+                                      margin=args.margin, max_matches=args.max_matches,
+                                      max_clock=args.max_clock))
+    except KeyboardInterrupt:
+        if not args.quiet:
+            print("interrupted", file=sys.stderr)
+        return 130
     finally:
         gamer.close()
+        signal.signal(signal.SIGINT, previous)
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C: stop at once, in silence. The worker and the server's connection get
+    it too (one terminal, one process group); their ends are no news worth a log line."""
+    logging.disable()
+    raise KeyboardInterrupt
 
 
 async def _run_http(args: argparse.Namespace, gamer: Gamer) -> int:
     from agent.http_player import GgpPlayer, serve
 
-    player = GgpPlayer(args.name, gamer, margin=args.margin)
+    player = GgpPlayer(args.name, gamer, margin=args.margin, max_clock=args.max_clock)
     try:
         server = await serve(player, args.host, args.http)
     except OSError as exc:

@@ -17,13 +17,22 @@ Clock safety (the architecture's invariant 4):
    the list the worker sent; a dead (or long silent) worker is replaced by a new
    one that replays the match history, so the next moves are searched again.
 4. Every decision is logged (method, value estimate, playouts, time).
+5. The end of a match (ABORT, STOP, a new START) cancels the request in flight at
+   once: the worker drops it on SIGUSR1 (a worker that does not say so within
+   ``CANCEL_GRACE`` is killed), the waiting handler answers a fallback move and
+   releases the lock, so the next match never waits for an old deadline.
+6. Clocks are bounded by ``max_clock`` (a manager's ``1e308`` would otherwise
+   overflow the event loop's timers, or keep the agent thinking for ever).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import math
 import random
+import signal
 import socket
 import subprocess
 import sys
@@ -39,13 +48,23 @@ log = logging.getLogger("agent")
 
 REPLY_SLACK = 0.25  # seconds kept between the worker's think-until and the deadline
 SILENT_LIMIT = 60.0  # seconds without a word after which a live worker is replaced
+CANCEL_GRACE = 1.0  # seconds a cancelled worker has to say so before it is killed
+DEFAULT_MAX_CLOCK = 3600.0  # the longest clock believed (ggp agent --max-clock)
 
 
-def answer_deadline(received: float, clock: float, margin: float) -> float:
-    """When to answer a message that arrived at ``received`` with ``clock`` seconds:
-    ``margin`` before the manager's deadline, but never more than a quarter of the
-    clock (a 0.5 s clock with a 0.5 s margin would leave no time at all)."""
-    clock = max(0.0, float(clock))
+def bounded_clock(clock: float, max_clock: float = DEFAULT_MAX_CLOCK) -> float:
+    """A manager's clock in seconds, within ``[0, max_clock]`` (NaN counts as 0)."""
+    clock = float(clock)
+    return 0.0 if math.isnan(clock) or clock < 0 else min(clock, max_clock)
+
+
+def answer_deadline(received: float, clock: float, margin: float,
+                    max_clock: float = DEFAULT_MAX_CLOCK) -> float:
+    """When to answer a message that arrived at ``received`` with ``clock`` seconds
+    (bounded by ``max_clock``): ``margin`` before the manager's deadline, but never
+    more than a quarter of the clock (a 0.5 s clock with a 0.5 s margin would leave
+    no time at all)."""
+    clock = bounded_clock(clock, max_clock)
     return received + clock - min(margin, clock / 4)
 
 
@@ -69,6 +88,8 @@ class Worker:
         self.conn = Connection(ours.detach())
         self._seq = 0
         self.last_heard = time.monotonic()  # when it last sent anything (or was started)
+        self._give_up_at = math.inf  # after a cancel: when receive stops waiting
+        self._waiter: asyncio.Future | None = None  # what a waiting receive awaits
 
     @property
     def alive(self) -> bool:
@@ -76,6 +97,7 @@ class Worker:
 
     def send(self, kind: str, *args: Any) -> int:
         self._seq += 1
+        self._give_up_at = math.inf
         try:
             self.conn.send((kind, self._seq, *args))
         except (OSError, ValueError):  # broken pipe: the process is gone
@@ -95,10 +117,10 @@ class Worker:
                         return answer
             except (EOFError, OSError):
                 raise WorkerDied(f"the worker process exited ({self.process.poll()})") from None
-            remaining = until - time.monotonic()
+            remaining = min(until, self._give_up_at) - time.monotonic()
             if remaining <= 0:
                 return None
-            readable = loop.create_future()
+            readable = self._waiter = loop.create_future()
             loop.add_reader(fd, lambda f=readable: f.done() or f.set_result(None))
             try:
                 await asyncio.wait_for(readable, remaining)
@@ -106,6 +128,16 @@ class Worker:
                 pass
             finally:
                 loop.remove_reader(fd)
+                self._waiter = None
+
+    def cancel(self) -> None:
+        """Cancel the request being served: the worker answers ``cancelled`` at once;
+        a waiting :meth:`receive` gives up after ``CANCEL_GRACE`` without an answer."""
+        self._give_up_at = time.monotonic() + CANCEL_GRACE
+        with contextlib.suppress(ProcessLookupError):
+            self.process.send_signal(signal.SIGUSR1)
+        if self._waiter is not None and not self._waiter.done():
+            self._waiter.set_result(None)  # wake it to see the new give-up time
 
     def close(self) -> None:
         if self.alive:
@@ -134,7 +166,9 @@ class Gamer:
         self._history: list[Sequence[str] | None] = []
         self._legal: list[str] = []
         self.decisions: list[dict[str, Any]] = []  # every decision of the current match
-        self._lock = asyncio.Lock()
+        self._lock = asyncio.Lock()  # one worker request at a time
+        self._ending = False  # the match is ending: requests in flight or queued give up
+        self.match_number = 0  # counts the matches started
 
     def warm_up(self) -> None:
         """Start the next match's worker now, so a START does not wait for it."""
@@ -163,16 +197,22 @@ class Gamer:
         return self._match is not None
 
     async def start(self, spec: GameSpec, role: str, deadline: float) -> dict[str, Any]:
-        """Build the game and think until ``deadline``; GameError if the game is invalid."""
-        self._match = (spec, role)
-        self._history = []
-        self.decisions = []
-        self._worker = self._take_worker()
-        try:
-            info = await self._start_worker(self._worker, deadline)
-        except GameError:
-            self._finish()
-            raise
+        """Build the game and think until ``deadline``; GameError if the game is invalid
+        (or the match ended meanwhile). A match still on is ended first."""
+        self._interrupt()
+        async with self._lock:
+            if self._match is not None:
+                self._finish()
+            self.match_number += 1
+            self._match = (spec, role)
+            self._history = []
+            self.decisions = []
+            self._worker = self._take_worker()
+            try:
+                info = await self._start_worker(self._worker, deadline)
+            except GameError:
+                self._finish()
+                raise
         log.info("start %s as %s: %s", spec.name, role, info)
         return info
 
@@ -187,6 +227,8 @@ class Gamer:
                 answer = await worker.receive(seq, deadline)
         except WorkerDied as exc:
             raise GameError(f"the worker could not start the game: {exc}") from None
+        if self._ending:
+            raise GameError("the match ended during its start clock")
         if answer is None:
             log.warning("the game was not ready within the start clock; going on")
             return {"ready": False}
@@ -204,7 +246,8 @@ class Gamer:
             started = time.monotonic()
             if legal:
                 self._legal = list(legal)
-            move, info = await self._ask(("play", moves), deadline)
+            move, info = (self._ended() if self._ending or self._match is None
+                          else await self._ask(("play", moves), deadline))
             return self._decided(move, info, started)
 
     async def choose(self, observation: Any, legal: Sequence[str], deadline: float) -> str:
@@ -212,8 +255,14 @@ class Gamer:
         async with self._lock:
             started = time.monotonic()
             self._legal = list(legal)
-            move, info = await self._ask(("choose", observation, list(legal)), deadline)
+            move, info = (self._ended() if self._ending or self._match is None
+                          else await self._ask(("choose", observation, list(legal)), deadline))
             return self._decided(move, info, started)
+
+    def _ended(self) -> tuple[str, dict[str, Any]]:
+        """The answer to a request queued behind the end of its match: still a move."""
+        move = self._rng.choice(self._legal) if self._legal else "noop"
+        return move, {"method": "fallback", "reason": "the match ended"}
 
     def _decided(self, move: str, info: dict[str, Any], started: float) -> str:
         info["answer_time"] = round(time.monotonic() - started, 3)
@@ -242,8 +291,11 @@ class Gamer:
                 answer = await worker.receive(seq, deadline)
             if answer is not None and answer[0] == "move":
                 return answer[2], answer[3]
-            broken = answer is not None
-            reason = "no answer in time" if answer is None else answer[2]
+            if self._ending:  # cancelled: a worker that did not say so is killed
+                reason, broken = "the match ended", answer is None
+            else:
+                broken = answer is not None
+                reason = "no answer in time" if answer is None else answer[2]
         except WorkerDied as exc:
             reason, broken = str(exc), True
         return self._fallback(reason, fresh, broken)
@@ -258,7 +310,7 @@ class Gamer:
         silent = time.monotonic() - self._worker.last_heard > SILENT_LIMIT
         if broken or silent:
             self._worker.close()
-            self._worker = self._restarted_worker()
+            self._worker = None if self._ending else self._restarted_worker()
         # Without this step's list (the worker died before saying it), the last one
         # known: if that move is illegal now, the manager plays a random legal move.
         move = self._rng.choice(self._legal) if self._legal else "noop"
@@ -291,22 +343,38 @@ class Gamer:
     async def stop(self, moves: Sequence[str] | None, deadline: float) -> list[int] | None:
         """The match is over: the goal values after the last joint move, if known."""
         goals = None
-        worker = self._worker
-        if worker is not None:
-            try:
-                seq = worker.send("goals", moves)
-                answer = await worker.receive(seq, deadline)
-                if answer is not None and answer[0] == "goals":
-                    goals = answer[2]
-            except WorkerDied:
-                pass
-        log.info("match over: goals %s", goals)
-        self._finish()
+        self._interrupt()
+        async with self._lock:
+            worker = self._worker
+            if worker is not None and worker.alive:
+                try:
+                    seq = worker.send("goals", moves)
+                    answer = await worker.receive(seq, deadline)
+                    if answer is not None and answer[0] == "goals":
+                        goals = answer[2]
+                except WorkerDied:
+                    pass
+            log.info("match over: goals %s", goals)
+            self._finish()
         return goals
 
-    def abort(self) -> None:
-        log.info("match aborted")
-        self._finish()
+    async def abort(self, match_number: int | None = None) -> None:
+        """End the match (only if it is still number ``match_number``, when given)."""
+        if match_number not in (None, self.match_number):
+            return
+        self._interrupt()
+        async with self._lock:
+            if match_number in (None, self.match_number):
+                log.info("match aborted")
+                self._finish()
+
+    def _interrupt(self) -> None:
+        """The match is ending: cancel the worker request in flight (if any), and make
+        requests queued behind it give up; the caller then takes the lock."""
+        if self._lock.locked():
+            self._ending = True
+            if self._worker is not None:
+                self._worker.cancel()
 
     def _finish(self) -> None:
         if self._worker is not None:
@@ -314,6 +382,7 @@ class Gamer:
         self._worker = None
         self._match = None
         self._legal = []
+        self._ending = False
         self.warm_up()
 
     def close(self) -> None:

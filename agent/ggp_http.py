@@ -109,11 +109,12 @@ def _content_length(headers: dict[str, str]) -> int:
     raw = headers.get("content-length")
     if raw is None:
         return 0
-    if not raw.isdigit():
+    if not (raw.isascii() and raw.isdigit()):  # ('²'.isdigit(), but int() refuses it)
         raise HttpError(f"bad Content-Length {raw[:40]!r}: expected a number of bytes")
-    length = int(raw)
-    if length > MAX_BODY_BYTES:
-        raise HttpError(f"body of {length} bytes is larger than {MAX_BODY_BYTES}")
+    digits = raw.lstrip("0") or "0"  # (int() refuses 4,300+ digits, leading zeros too)
+    if len(digits) > len(str(MAX_BODY_BYTES)) or int(digits) > MAX_BODY_BYTES:
+        raise HttpError(f"body of {digits[:40]} bytes is larger than {MAX_BODY_BYTES}")
+    length = int(digits)
     return length
 
 
@@ -243,7 +244,7 @@ def _clock(node: _Atom | _List, what: str) -> float:
         value = float(text)
     except ValueError:
         raise FormatError(f"expected {what} in seconds, found {text!r}") from None
-    if not value >= 0 or value == float("inf"):
+    if not value >= 0:  # NaN or negative; a huge one is bounded by the player (max_clock)
         raise FormatError(f"expected {what} in seconds, found {text!r}")
     return value
 

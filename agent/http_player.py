@@ -3,7 +3,10 @@
 One connection carries one request (HTTP/1.0, as ggp-base's GameServer sends them).
 :class:`GgpPlayer` maps messages to the :class:`~agent.gamer.Gamer` and keeps the
 match bookkeeping: one match at a time, ``busy`` for any other match id, deadlines
-taken from the moment the request arrived minus the safety margin.
+taken from the moment the request arrived minus the safety margin, clocks bounded by
+``max_clock``. A match whose manager went silent expires ``expiry_grace`` seconds
+after its last deadline (so a forgotten START does not keep the agent busy), and
+ABORT, STOP or expiry cancel the search in flight.
 Nothing a peer sends can stop the server: malformed HTTP gets ``400`` with the
 reason, a malformed message gets ``400`` too, an invalid game in START gets
 ``error: ...``; each is logged.
@@ -15,7 +18,7 @@ import asyncio
 import logging
 import time
 
-from agent.gamer import Gamer, answer_deadline
+from agent.gamer import DEFAULT_MAX_CLOCK, Gamer, answer_deadline, bounded_clock
 from agent.ggp_http import (
     Abort,
     HttpError,
@@ -37,21 +40,53 @@ from solvers.errors import FormatError, GameError
 log = logging.getLogger("agent.http")
 
 READ_TIMEOUT = 30.0  # a peer that stops sending mid-request is dropped
+# A manager sends the next message about when our last deadline passes (it waits for
+# every player, up to its clock + 1 s); silent this long after it, it has gone away.
+EXPIRY_GRACE = 60.0
 
 
 class GgpPlayer:
     """Answers GGP messages for one gamer; ``margin`` seconds are kept off every clock."""
 
-    def __init__(self, name: str, gamer: Gamer, margin: float = 0.5) -> None:
+    def __init__(self, name: str, gamer: Gamer, margin: float = 0.5,
+                 max_clock: float = DEFAULT_MAX_CLOCK,
+                 expiry_grace: float = EXPIRY_GRACE) -> None:
         self.name = name
         self.gamer = gamer
         self.margin = margin
+        self.max_clock = max_clock
+        self.expiry_grace = expiry_grace
         self.match_id: str | None = None
         self.play_clock = 0.0
         self.results: dict[str, list[int] | None] = {}  # match id -> our goals
+        self._expiry: asyncio.TimerHandle | None = None
+        self._ending: set[asyncio.Task] = set()  # expiries under way
 
     def _deadline(self, received: float, clock: float) -> float:
-        return answer_deadline(received, clock, self.margin)
+        """Our answer time; also (re)arms the match's expiry after the manager's deadline."""
+        clock = bounded_clock(clock, self.max_clock)
+        if self._expiry is not None:
+            self._expiry.cancel()
+        expires = received + clock + self.expiry_grace - time.monotonic()
+        self._expiry = asyncio.get_running_loop().call_later(
+            max(0.0, expires), self._expire, self.match_id)
+        return answer_deadline(received, clock, self.margin, self.max_clock)
+
+    def _expire(self, match_id: str | None) -> None:
+        if match_id is None or match_id != self.match_id:
+            return
+        log.warning("match %s expired: no message for %.0f s after its last deadline",
+                    match_id, self.expiry_grace)
+        self.match_id = None
+        task = asyncio.ensure_future(self.gamer.abort(self.gamer.match_number))
+        self._ending.add(task)
+        task.add_done_callback(self._ending.discard)
+
+    def _ended(self) -> None:
+        self.match_id = None
+        if self._expiry is not None:
+            self._expiry.cancel()
+            self._expiry = None
 
     async def respond(self, message: Message, received: float) -> str:
         if isinstance(message, Info):
@@ -65,18 +100,22 @@ class GgpPlayer:
         if isinstance(message, Play):
             return await self.gamer.play(message.moves, self._deadline(received, self.play_clock))
         if isinstance(message, Stop):
-            self.match_id = None
-            self.results[message.match_id] = await self.gamer.stop(
-                message.moves, self._deadline(received, self.play_clock))
+            deadline = self._deadline(received, self.play_clock)
+            self._ended()
+            self.results[message.match_id] = await self.gamer.stop(message.moves, deadline)
             return "done"
         assert isinstance(message, Abort)
-        self.match_id = None
-        self.gamer.abort()
+        self._ended()
+        await self.gamer.abort()
         return "aborted"
 
     async def _start(self, message: Start, received: float) -> str:
         if self.match_id is not None:
             return "ready" if message.match_id == self.match_id else "busy"
+        for what, clock in (("start", message.start_clock), ("play", message.play_clock)):
+            if clock > self.max_clock:
+                log.warning("START %s: %s clock %g s bounded to %g s (--max-clock)",
+                            message.match_id, what, clock, self.max_clock)
         self.match_id, self.play_clock = message.match_id, message.play_clock
         spec = GameSpec("gdl", message.rules, message.match_id)
         try:
@@ -84,7 +123,8 @@ class GgpPlayer:
                                    self._deadline(received, message.start_clock))
         except GameError as exc:
             log.error("START %s refused: %s", message.match_id, exc)
-            self.match_id = None
+            if self.match_id == message.match_id:  # (not a new match since)
+                self._ended()
             return f"error: {exc}"
         return "ready"
 

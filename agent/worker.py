@@ -31,9 +31,11 @@ Choosing a GDL move (:class:`GdlBrain`):
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import resource
+import signal
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -471,6 +473,32 @@ def _equilibrium_policy(game: Any, seconds: float):  # -> Callable | None
 
 # -- the process ------------------------------------------------------------------
 
+class Cancelled(BaseException):
+    """The agent cancelled the request being served (SIGUSR1: the match ended). A
+    BaseException, so no ``except Exception`` in the search swallows it."""
+
+
+class _CancelGate:
+    """SIGUSR1 cancels the request being served; between requests it is ignored (a
+    late signal must not cancel the next request). Answers are sent with the signal
+    blocked, so a cancel never cuts one in half; it takes effect just after."""
+
+    def __init__(self) -> None:
+        self.serving = False
+
+    def on_signal(self, signum: int, frame: Any) -> None:
+        if self.serving:
+            self.serving = False
+            raise Cancelled
+
+    def send(self, conn, message: tuple) -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        try:
+            conn.send(message)
+        finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGUSR1})
+
+
 def _limit_memory(megabytes: int) -> None:
     if megabytes > 0:
         limit = megabytes * 1024 * 1024
@@ -492,8 +520,10 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
     ``("goals", seq, moves)``, ``("ping", seq)``, ``("quit",)``. Answers carry the request's ``seq``:
     ``("ready", seq, info)``, ``("legal", seq, moves)``, ``("move", seq, move, info)``,
     ``("goals", seq, goals)``, ``("pong", seq)``, ``("error", seq, message)``; a GDL
-    ``start`` and every ``play`` first answer ``("legal", seq, moves)``. ``crash_at_step`` is a
-    test hook: the process dies in that step's search.
+    ``start`` and every ``play`` first answer ``("legal", seq, moves)``. SIGUSR1 cancels
+    the request being served: it answers ``("cancelled", seq)`` at once (a cancelled
+    ``play`` has still applied its joint move, so ``goals`` works after it).
+    ``crash_at_step`` is a test hook: the process dies in that step's search.
     """
     import gc
     import os
@@ -505,6 +535,9 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
     # make a move late; the tree has no cycles, so collect only between moves.
     gc.disable()
 
+    gate = _CancelGate()
+    signal.signal(signal.SIGUSR1, gate.on_signal)
+    send = functools.partial(gate.send, conn)
     brain = None
     while True:
         try:
@@ -512,56 +545,78 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
         except (EOFError, OSError):
             return
         kind, seq = request[0], request[1] if len(request) > 1 else None
-        try:
-            if kind == "quit":
-                return
-            if kind == "ping":
-                conn.send(("pong", seq))
-            if kind == "start":
-                _, _, spec, role, options, history, until = request
-                _limit_memory(options.memory_mb)
-                brain = make_brain(spec, role, options, until)
-                for moves in history:
+        gate.serving = True
+        try:  # (a cancel inside an error handler below still lands here)
+            try:
+                if kind == "quit":
+                    return
+                if kind == "ping":
+                    send(("pong", seq))
+                if kind == "start":
+                    _, _, spec, role, options, history, until = request
+                    _limit_memory(options.memory_mb)
+                    brain = make_brain(spec, role, options, until)
+                    for moves in history:
+                        brain.advance(moves)
+                    if isinstance(brain, GdlBrain) and not brain.machine.is_terminal(brain.state):
+                        send(("legal", seq, brain.legal()))  # the fallback for step 1
+                    send(("ready", seq, brain.metagame(until)))
+                elif kind == "play":
+                    _, _, moves, until = request
                     brain.advance(moves)
-                if isinstance(brain, GdlBrain) and not brain.machine.is_terminal(brain.state):
-                    conn.send(("legal", seq, brain.legal()))  # the fallback for step 1
-                conn.send(("ready", seq, brain.metagame(until)))
-            elif kind == "play":
-                _, _, moves, until = request
-                brain.advance(moves)
-                conn.send(("legal", seq, brain.legal()))
-                if crash_at_step is not None and brain.step + 1 >= crash_at_step:
-                    os._exit(3)
-                move, info = brain.select(until)
-                conn.send(("move", seq, move, info))
-                gc.collect()
-            elif kind == "choose":
-                _, _, observation, legal = request
-                move, info = brain.choose(observation, legal)
-                conn.send(("move", seq, move, info))
-            elif kind == "goals":
-                brain.advance(request[2])
-                conn.send(("goals", seq, brain.goals()))
-        except OSError:  # the agent is gone (broken pipe): nothing left to serve
-            return
-        except GameError as exc:
-            _answer(conn, ("error", seq, str(exc)))
-        except Exception as exc:  # report, keep serving: the agent decides what to do
-            log.exception("worker failed on %s", kind)
-            _answer(conn, ("error", seq, f"internal error: {type(exc).__name__}: {exc}"))
+                    send(("legal", seq, brain.legal()))
+                    if crash_at_step is not None and brain.step + 1 >= crash_at_step:
+                        os._exit(3)
+                    move, info = brain.select(until)
+                    send(("move", seq, move, info))
+                    gc.collect()
+                elif kind == "choose":
+                    _, _, observation, legal = request
+                    move, info = brain.choose(observation, legal)
+                    send(("move", seq, move, info))
+                elif kind == "goals":
+                    brain.advance(request[2])
+                    send(("goals", seq, brain.goals()))
+                gate.serving = False
+            except OSError:  # the agent is gone (broken pipe): nothing left to serve
+                return
+            except GameError as exc:
+                gate.serving = False
+                _answer(send, ("error", seq, str(exc)))
+            except Exception as exc:  # report, keep serving: the agent decides what to do
+                gate.serving = False
+                log.exception("worker failed on %s", kind)
+                _answer(send, ("error", seq, f"internal error: {type(exc).__name__}: {exc}"))
+        except Cancelled:
+            _answer(send, ("cancelled", seq))
 
 
-def _answer(conn, message: tuple) -> None:
+def _answer(send, message: tuple) -> None:
     try:
-        conn.send(message)
+        send(message)
     except OSError:
         pass  # the agent is gone; the next recv ends the loop
+
+
+def _die_with_the_agent() -> None:
+    """Linux: the kernel kills the worker when the agent process dies (kill -9, or a
+    server terminating a launched agent), so no search outlives its agent."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass  # not Linux: the worker ends at its next read (end of file)
 
 
 if __name__ == "__main__":  # python -m agent.worker FD [CRASH_AT_STEP]
     import sys
     from multiprocessing.connection import Connection
 
+    _die_with_the_agent()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s worker %(levelname)s %(message)s")
-    worker_main(Connection(int(sys.argv[1])),
-                int(sys.argv[2]) if len(sys.argv) > 2 else None)
+    try:
+        worker_main(Connection(int(sys.argv[1])),
+                    int(sys.argv[2]) if len(sys.argv) > 2 else None)
+    except KeyboardInterrupt:  # Ctrl-C in the terminal reaches the whole process group:
+        sys.exit(130)  # the agent says "interrupted", the worker leaves quietly

@@ -29,7 +29,7 @@ from typing import Any
 
 import websockets
 
-from agent.gamer import Gamer, answer_deadline
+from agent.gamer import DEFAULT_MAX_CLOCK, Gamer, answer_deadline
 from agent.worker import GameSpec
 from solvers.errors import GameError
 
@@ -44,10 +44,12 @@ class WsAgent:
     """The protocol state of one connection (sans sockets: ``send`` is injected)."""
 
     def __init__(self, gamer: Gamer, send, margin: float = 0.5,
-                 max_matches: int | None = None) -> None:
+                 max_matches: int | None = None,
+                 max_clock: float = DEFAULT_MAX_CLOCK) -> None:
         self.gamer = gamer
         self.send = send  # async callable taking a dict
         self.margin = margin
+        self.max_clock = max_clock
         self.max_matches = max_matches
         self.finished = 0
         self.match: str | None = None
@@ -58,7 +60,7 @@ class WsAgent:
         self.answers: dict[int, asyncio.Task] = {}  # this match's moves by step
 
     def _deadline(self, received: float, seconds: float) -> float:
-        return answer_deadline(received, seconds, self.margin)
+        return answer_deadline(received, seconds, self.margin, self.max_clock)
 
     async def handle(self, message: dict[str, Any], received: float) -> None:
         kind = message.get("type")
@@ -72,7 +74,7 @@ class WsAgent:
             await self._end(message, received)
         elif kind == "abort":
             if message.get("match") == self.match:
-                self.gamer.abort()
+                await self.gamer.abort()
                 self._over(message.get("match"), {"status": "aborted"})
         elif kind == "error":
             log.error("server refused %s: %s %s", message.get("ref"), message.get("code"),
@@ -128,7 +130,7 @@ class WsAgent:
             await self.gamer.stop(_last_moves(message.get("observation")),
                                   self._deadline(received, 1.0))
         else:
-            self.gamer.abort()
+            await self.gamer.abort()
         self._over(message["match"], {"status": message.get("status"),
                                       "payoff": message.get("payoff")})
 
@@ -151,6 +153,7 @@ def _last_moves(observation: Any) -> list[str] | None:
 
 async def run_client(url: str, name: str, gamer: Gamer, *, token: str | None = None,
                      margin: float = 0.5, max_matches: int | None = None,
+                     max_clock: float = DEFAULT_MAX_CLOCK,
                      reconnect_seconds: float = RECONNECT_SECONDS) -> int:
     """Play matches on the server at ``url`` until it closes or ``max_matches`` end;
     a lost connection is re-opened (see the module docstring). 0 on a normal end."""
@@ -177,7 +180,7 @@ async def run_client(url: str, name: str, gamer: Gamer, *, token: str | None = N
                     log.warning("connection closed before %s was sent", message.get("type"))
 
             if agent is None:
-                agent = WsAgent(gamer, send, margin, max_matches)
+                agent = WsAgent(gamer, send, margin, max_matches, max_clock)
             agent.send = send
             if agent.match is not None:
                 log.warning("reconnected: rejoining %s", agent.match)

@@ -603,8 +603,10 @@ class CompiledMachine(StateMachine):
                 raise GameRuntimeError(f"role {role} has {len(found)} goal values ({shown}) "
                                        f"in state {self._describe(state)}")
             value = found[0]
-            if not isinstance(value, str) or not value.isdigit():
-                raise GameRuntimeError(f"role {role} has a non-numeric goal value {kif(value)}")
+            if not (isinstance(value, str) and value.isascii() and value.isdigit()
+                    and len(value) <= 9):
+                raise GameRuntimeError(f"role {role} has a non-numeric or huge goal value "
+                                       f"{kif(value)[:40]}")
             out.append(int(value))
         return tuple(out)
 

@@ -247,8 +247,9 @@ class GeneralMachine(StateMachine):
                 raise GameRuntimeError(
                     f"role {role} has {len(found)} goal values ({', '.join(found) or 'none'}) "
                     f"in state {self._describe(state)}")
-            if not found[0].isdigit():
-                raise GameRuntimeError(f"role {role} has a non-numeric goal value {found[0]}")
+            if not (found[0].isascii() and found[0].isdigit() and len(found[0]) <= 9):
+                raise GameRuntimeError(f"role {role} has a non-numeric or huge goal value "
+                                       f"{found[0][:40]}")
             result.append(int(found[0]))
         return tuple(result)
 

@@ -152,7 +152,7 @@ class Match:
         try:
             for done in asyncio.as_completed(starts):
                 await done  # SeatUnfilled (a GameError) aborts the match
-        except SeatUnfilled:
+        except (SeatUnfilled, asyncio.CancelledError):  # (cancelled: Ctrl-C, server closing)
             for task in starts:
                 task.cancel()
             raise

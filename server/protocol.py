@@ -10,7 +10,6 @@ I/O layer (``server/app.py``) and the tests use these functions directly.
 from __future__ import annotations
 
 import json
-import math
 import re
 from typing import Any
 
@@ -60,8 +59,8 @@ def _int(minimum: int = 0):
 
 
 def _clock(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) \
-            or not 0 < value <= 86400:
+    # (compared, not math.isfinite: that overflows on a 400-digit int; NaN fails the range)
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 86400:
         raise ValueError("a number of seconds in (0, 86400]")
     return float(value)
 

@@ -167,3 +167,19 @@ TERM = st.recursive(SYMBOL, lambda inner: st.builds(
 def test_fuzz_joint_moves_round_trip(moves: list[str]) -> None:
     padded = " ".join(m.replace("(", "( ").replace(")", " )") for m in moves)
     assert parse_message(f"(PLAY id ({padded}))").moves == tuple(moves)
+
+
+@pytest.mark.parametrize("length, error", [
+    ("9" * 5000, "larger than"),  # int() refuses 4,300+ digits: this was a 500 (the fuzzer)
+    ("0" * 5000 + "6", None),  # leading zeros are still a small number
+    (str(64 * 1024 * 1024 + 1), "larger than"),
+    ("²", "bad Content-Length"),  # a digit to str.isdigit, not to int()
+    ("-1", "bad Content-Length"),
+])
+def test_content_length_is_bounded(length: str, error: str | None) -> None:
+    data = f"POST / HTTP/1.0\r\nContent-Length: {length}\r\n\r\n(INFO)".encode()
+    if error is None:
+        assert message_text(RequestReader().feed(data)) == "(INFO)"
+    else:
+        with pytest.raises(HttpError, match=error):
+            RequestReader().feed(data)

@@ -103,16 +103,17 @@ async def run_match(path: Path, ports: list[int], start_clock: float, play_clock
 class Agents:
     """In-process GGP HTTP players on free loopback ports."""
 
-    def __init__(self, count: int, **gamer_options) -> None:
+    def __init__(self, count: int, player_options: dict | None = None, **gamer_options) -> None:
         self.count = count
         self.gamer_options = gamer_options
+        self.player_options = player_options or {}
         self.players: list[GgpPlayer] = []
         self.servers: list[asyncio.Server] = []
 
     async def __aenter__(self) -> list[int]:
         for i in range(self.count):
             gamer = Gamer(BrainOptions(engine=ENGINE, seed=i), **self.gamer_options)
-            player = GgpPlayer(f"agent{i}", gamer, margin=MARGIN)
+            player = GgpPlayer(f"agent{i}", gamer, margin=MARGIN, **self.player_options)
             self.players.append(player)
             self.servers.append(await serve(player, "127.0.0.1", 0))
         return [s.sockets[0].getsockname()[1] for s in self.servers]

@@ -98,8 +98,9 @@ class _Tokens:
 
     def integer(self, what: str) -> int:
         token = self.next("number", what)
-        if not re.fullmatch(r"\d+", token.text):
-            raise self.error(f"{what} must be a non-negative integer, not {token.text}", token)
+        if not re.fullmatch(r"\d{1,18}", token.text):  # (int() refuses 4,300+ digits)
+            raise self.error(f"{what} must be a non-negative integer below 10**18, "
+                             f"not {token.text[:40]}", token)
         return int(token.text)
 
     def number(self, what: str) -> Fraction:

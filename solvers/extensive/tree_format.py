@@ -30,6 +30,9 @@ from solvers.files import read_text
 
 from .model import CHANCE, PLAYER, TERMINAL, ExtensiveGame, RawNode, build_game, exact_number
 
+# players are numbered, not listed: a number bounds the payoff vectors (2**64 hung the reader)
+MAX_PLAYERS = 64
+
 
 class _Line:
     """One node line, parsed (locations point at the line's words)."""
@@ -113,7 +116,7 @@ class _TreeReader:
             if len(rest) < 4 or rest[2] != "actions" or not re.fullmatch(r"[1-9]\d*", rest[1]):
                 raise FormatError("expected 'player <X> actions <A1> ... <An>'", where)
             line = _Line(PLAYER, where, edges)
-            line.player = int(rest[1]) - 1
+            line.player = _player_number(rest[1], where) - 1
             self.num_players = max(self.num_players, line.player + 1)
             line.actions = tuple(rest[3:])
         elif rest[0] == "chance":
@@ -136,7 +139,7 @@ class _TreeReader:
                 key, value = self._pair(word, where, "payoff")
                 if not re.fullmatch(r"[1-9]\d*", key):
                     raise FormatError(f"payoff key must be a player number, not {key!r}", where)
-                if int(key) in line.payoffs:
+                if _player_number(key, where) in line.payoffs:
                     raise FormatError(f"payoff of player {key} given twice", where)
                 line.payoffs[int(key)] = value
                 self.num_players = max(self.num_players, int(key))
@@ -282,3 +285,9 @@ def _num(value: Fraction | float) -> str:
     if isinstance(value, Fraction):
         return str(value.numerator) if value.denominator == 1 else repr(float(value))
     return repr(float(value))
+
+
+def _player_number(text: str, where: Location) -> int:
+    if len(text) > 3 or int(text) > MAX_PLAYERS:  # (int() refuses 4,300+ digits)
+        raise FormatError(f"player {text[:20]}: at most {MAX_PLAYERS} players", where)
+    return int(text)
