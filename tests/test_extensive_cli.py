@@ -69,6 +69,19 @@ def test_bad_inputs_give_one_line_errors(capsys, tmp_path):
     assert "zero-sum" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("solver", ["lp", "baseline"])
+def test_kuhn_with_probabilities_summing_to_10_6_is_refused(capsys, tmp_path, solver):
+    """Both readers of .efg (extensive and simultaneous) refuse it; before: 0.4467, exit 0."""
+    text = shared_path("efg", "kuhn_from_course.efg").read_text()
+    bad = tmp_path / "kuhn.efg"
+    bad.write_text(text.replace('"JQ" 1/6', '"JQ" 5/6', 1))
+    assert ggp_cli.main(["solve", str(bad), "--solver", solver, "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"error: {bad}:")
+    assert "node 0: chance probabilities sum to 5/3, not 1" in captured.err
+
+
 def test_strategy_files_round_trip_with_spaces_in_actions():
     game = read_efg(shared_path("efg", "montyhal.efg"))
     sigma = game.uniform_strategy()

@@ -11,7 +11,9 @@ where an outcome's description is ``"outcome name" { payoff ... }`` and outcome 
 none. The second and later uses of an information set or outcome may omit the
 description; a repeated description must match the first exactly. Numbers are
 integers, decimals or rationals (``1/3``), kept exact; payoffs may be separated by
-commas. Outcomes on non-terminal nodes add up along the path. Strings are in double
+commas. Outcomes on non-terminal nodes add up along the path. A chance node's
+probabilities are non-negative and sum to 1 (exactly for integers and rationals, within
+1e-9 when a decimal is among them). Strings are in double
 quotes with ``\\"`` for a quote inside.
 
 Every error is a :class:`FormatError` carrying ``file:line:col``.
@@ -33,6 +35,8 @@ from solvers.errors import FormatError, Location
 from solvers.files import read_text
 
 from .model import CHANCE, PLAYER, TERMINAL, ExtensiveGame, RawNode, build_game, exact_number
+
+DECIMAL_TOLERANCE = Fraction(1, 10**9)
 
 _TOKEN = re.compile(r'''
     (?P<ws>[\s,]+)
@@ -243,21 +247,25 @@ class _EfgReader:
             t.brace("{")
             actions: list[str] = []
             probs: list[Fraction] = []
+            decimal = False
             while not t.at("}"):
                 actions.append(t.string("an action name or '}'"))
                 if owner == 0:
                     prob_token = t.peek()
                     prob = t.number("the action's probability")
                     if prob < 0:
-                        raise t.error(f"negative chance probability {prob_token.text}", prob_token)
+                        raise t.error(f"{_node_label(node, len(self.nodes))}: negative chance "
+                                      f"probability {prob_token.text}", prob_token)
+                    decimal = decimal or not re.fullmatch(r"[+-]?\d+(?:/\d+)?", prob_token.text)
                     probs.append(prob)
             t.brace("}")
             if not actions:
                 raise t.error("an information set needs at least one action", token)
             if len(set(actions)) != len(actions):
                 raise t.error(f"repeated action name in {actions}", token)
-            if owner == 0 and sum(probs) <= 0:
-                raise t.error("chance probabilities sum to 0", token)
+            if owner == 0:
+                _check_distribution(probs, decimal, _node_label(node, len(self.nodes)),
+                                    t.location(token))
             description = (name, tuple(actions), tuple(probs))
             if declared is not None and declared != description:
                 raise t.error(f"information set {number} was declared differently before "
@@ -308,6 +316,21 @@ class _EfgReader:
         uses = Counter(cleaned.values())
         return {key: name if name and uses[name] == 1 else f"P{key[0]}.{key[1]}"
                 for key, name in cleaned.items()}
+
+
+def _node_label(node: RawNode, index: int) -> str:
+    """How an error names a node: its pre-order number, and its name when it has one."""
+    return f"node {index}" + (f" ({node.name!r})" if node.name else "")
+
+
+def _check_distribution(probs: list[Fraction], decimal: bool, node: str, where: Location) -> None:
+    """A chance node's probabilities sum to 1: exactly for integers and rationals, within
+    :data:`DECIMAL_TOLERANCE` when a decimal is among them (a decimal 1/3 cannot be exact)."""
+    total = sum(probs, Fraction(0))
+    if total == 1 or (decimal and abs(total - 1) <= DECIMAL_TOLERANCE):
+        return
+    shown = str(total) if total.denominator < 10**6 else f"{float(total):.12g}"
+    raise FormatError(f"{node}: chance probabilities sum to {shown}, not 1", where)
 
 
 def _describe(description: tuple[str, tuple[str, ...], tuple[Fraction, ...]]) -> str:

@@ -122,11 +122,13 @@ class _TreeReader:
             line = _Line(CHANCE, where, edges)
             pairs = [self._pair(w, where, "chance weight") for w in rest[2:]]
             line.actions = tuple(a for a, _ in pairs)
+            # the format's weights are non-normalised by definition (seed 000: "normalizing
+            # each Pi by P1 + ... + Pn"), so only their signs and total can be wrong
             if any(p < 0 for _, p in pairs):
-                raise FormatError("a chance weight is negative", where)
+                raise FormatError(f"node {words[1]}: a chance weight is negative", where)
             total = sum(p for _, p in pairs)
             if total <= 0:
-                raise FormatError("chance weights sum to 0", where)
+                raise FormatError(f"node {words[1]}: chance weights sum to 0", where)
             line.weights = tuple(p / total for _, p in pairs)
         elif rest[0] in ("leaf", "terminal"):
             if len(rest) < 2 or rest[1] != "payoffs":
