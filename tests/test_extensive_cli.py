@@ -82,6 +82,31 @@ def test_kuhn_with_probabilities_summing_to_10_6_is_refused(capsys, tmp_path, so
     assert "node 0: chance probabilities sum to 5/3, not 1" in captured.err
 
 
+@pytest.mark.parametrize("solver, source", [("lp", "kuhn_from_course.efg"),
+                                            ("baseline", "rpss_from_course.efg")])
+def test_strategy_into_a_missing_folder(capsys, tmp_path, solver, source):
+    game = shared_path("efg", source)
+    strategy = tmp_path / "out" / "new" / "strategy.txt"
+    assert ggp_cli.main(["solve", str(game), "--solver", solver, "--strategy",
+                         str(strategy), "--json"]) in (0, 1)
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["values"]
+    assert f"wrote the strategy to {strategy}" in captured.err
+    assert strategy.read_text().strip()
+
+
+@pytest.mark.parametrize("solver", ["lp", "baseline"])
+def test_an_unwritable_strategy_fails_before_reading_the_game(capsys, tmp_path, solver):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    target = blocker / "strategy.txt"
+    # the game does not exist: the output is checked first, before any reading
+    assert ggp_cli.main(["solve", str(tmp_path / "missing.efg"), "--solver", solver,
+                         "--strategy", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --strategy {target}: cannot write there")
+
+
 def test_strategy_files_round_trip_with_spaces_in_actions():
     game = read_efg(shared_path("efg", "montyhal.efg"))
     sigma = game.uniform_strategy()

@@ -14,10 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from solvers.errors import GameError
-from solvers.files import read_text
+from solvers.files import prepare_output, read_text
 
 from .exploitability import nash_conv
 from .files import read_game_file
@@ -46,15 +45,17 @@ def solve_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.time_limit is not None and args.time_limit <= 0:
         raise GameError("--time-limit must be positive")
+    strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
     game = read_game_file(args.file)
     result = solve(game, args.solver, iterations=args.iterations, time_limit=args.time_limit,
                    seed=args.seed, sampling=args.sampling,
                    progress=None if args.json else _progress)
-    if args.strategy:
+    if strategy_path is not None:
         try:
-            Path(args.strategy).write_text(write_strategy(game, result.strategy))
+            strategy_path.write_text(write_strategy(game, result.strategy))
         except OSError as exc:
             raise GameError(f"{args.strategy}: cannot write: {exc.strerror or exc}") from None
+        print(f"wrote the strategy to {strategy_path}", file=sys.stderr)
     if args.json:
         print(json.dumps(result.summary()))
     else:

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from solvers.errors import GameError
+from solvers.files import prepare_output
 from solvers.matrix.selection import SELECTIONS
 
 from . import baseline, certificate, interval_heuristic
@@ -96,6 +97,7 @@ def solve_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if Path(args.game).suffix.lower() != ".efg":
         raise GameError(f"{args.game}: the baseline and ih solvers read .efg files")
+    strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
     game = read_simultaneous_efg(args.game, max_nodes=args.max_nodes)
     solution = SOLVERS[args.solver](game, selection=args.selection,
                                     progress=_progress_printer(args.solver),
@@ -103,13 +105,14 @@ def solve_main(argv: list[str]) -> int:
     cert = certificate.check(game, solution)
     v0, v1 = solution.root_values
     players = game.player_names
-    if args.strategy:
+    if strategy_path is not None:
         try:
-            with open(args.strategy, "w", encoding="utf-8") as out:
+            with open(strategy_path, "w", encoding="utf-8") as out:
                 for record in strategy_lines(game, solution):
                     out.write(json.dumps(record) + "\n")
         except OSError as exc:
             raise GameError(f"{args.strategy}: cannot write: {exc.strerror or exc}") from None
+        print(f"wrote the strategy to {strategy_path}", file=sys.stderr)
     if args.json:
         print(json.dumps({"solver": args.solver, "values": {players[0]: v0, players[1]: v1},
                           "nodes": game.num_nodes, "seconds": solution.seconds,
