@@ -48,7 +48,7 @@ def test_solve_writes_a_strategy_that_exploitability_reads(capsys, tmp_path):
 
 def test_time_limit_and_progress_lines(capsys):
     path = shared_path("tree-format", "leduc5_polimi.txt")
-    assert ggp_cli.main(["solve", str(path), "--solver", "cfr", "--time-limit", "2.5"]) == 0
+    assert ggp_cli.main(["solve", str(path), "--solver", "cfr", "--time-limit", "5"]) == 0
     captured = capsys.readouterr()
     assert "iteration" in captured.err  # a progress line after 2 s
     assert "nash_conv:" in captured.out
@@ -178,3 +178,68 @@ def test_bench_cfr_reports_speed_and_the_openspiel_nash_conv(capsys):
     assert rows[0]["nash_conv"] == pytest.approx(0.016451954631830412, rel=1e-9)
     assert rows[1]["nash_conv"] == pytest.approx(0.002388808202223369, rel=1e-9)
     assert all(r["it_per_s"] > 0 for r in rows)
+
+
+def test_ctrl_c_stops_the_lp_inside_highs(capsys, monkeypatch):
+    """SIGINT while HiGHS runs: one line saying how far it got, exit 130 (before: ignored
+    until HiGHS finished). The first progress line of the LP sends the SIGINT."""
+    import os
+    import signal
+
+    from solvers.extensive import cli, highs_run
+
+    monkeypatch.setattr(highs_run, "PROGRESS_SECONDS", 0.0)
+    seen: list[str] = []
+
+    def progress(line: str) -> None:
+        seen.append(line)
+        if line.startswith("lp:") and len(seen) < 50:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(cli, "_progress", progress)
+    path = shared_path("efg", "leduc_from_course.efg")
+    assert ggp_cli.main(["solve", str(path), "--solver", "lp"]) == 130
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("interrupted: player 2's program stopped after ")
+    assert len(captured.err.splitlines()) == 1
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_the_lp_deadline_stops_highs_and_keeps_the_first_value(monkeypatch):
+    """Past the deadline HiGHS is interrupted; when player 2's program is solved already,
+    the message gives the game value."""
+    import time
+
+    from solvers.errors import LimitReached
+    from solvers.extensive import highs_run
+    from solvers.extensive.sequence_form_lp import solve_lp
+
+    game = read_efg(shared_path("efg", "leduc_from_course.efg"))
+    monkeypatch.setattr(highs_run, "PROGRESS_SECONDS", 0.0)
+
+    class Clock:  # HiGHS' clock, which jumps an hour once player 1's program runs
+        offset = 0.0
+
+        def monotonic(self) -> float:
+            return time.monotonic() + self.offset
+
+    clock = Clock()
+    monkeypatch.setattr(highs_run, "time", clock)
+
+    def progress(line: str) -> None:
+        if "player 1's" in line:
+            clock.offset = 3600.0
+
+    with pytest.raises(LimitReached) as info:
+        solve_lp(game, deadline=time.monotonic() + 600, progress=progress)
+    message = str(info.value)
+    assert message.startswith("the game value is -0.085606424078")
+    assert "player 1's program stopped after" in message
+
+
+def test_time_limit_covers_reading(capsys):
+    path = shared_path("efg", "leduc_from_course.efg")
+    assert ggp_cli.main(["solve", str(path), "--solver", "cfr", "--time-limit", "1e-9"]) == 1
+    err = capsys.readouterr().err
+    assert "the time limit was reached while reading" in err and len(err.splitlines()) == 1

@@ -233,3 +233,47 @@ def test_fuzz_efg_reader_on_arbitrary_text(text):
         read_efg("EFG 2 R " + text, filename="fuzz.efg")
     except FormatError:
         pass
+
+
+def test_reading_in_small_chunks_gives_the_same_games(monkeypatch):
+    """The reader streams: chunk boundaries (here every 64 characters) change nothing."""
+    from solvers.extensive import efg_format
+
+    folder = shared_path("efg")
+    whole = {name: read_efg(folder / name) for name in SHARED_COUNTS}
+    monkeypatch.setattr(efg_format, "CHUNK_CHARS", 64)
+    for name, game in whole.items():
+        again = read_efg(folder / name)
+        assert write_efg(again) == write_efg(game), name
+        assert np.array_equal(again.terminal_utility, game.terminal_utility)
+
+
+def test_a_string_across_lines_and_chunks(monkeypatch):
+    from solvers.extensive import efg_format
+
+    monkeypatch.setattr(efg_format, "CHUNK_CHARS", 8)
+    text = ('EFG 2 R "a title\nover \\"three\\"\nlines" { "A" "B" }\n'
+            'p "" 1 1 "i" { "l" "r" } 0\nt "" 1 "o" { 1/3 -1/3 }\nt "bad')
+    with pytest.raises(FormatError) as info:
+        read_efg(text, filename="x.efg")
+    assert str(info.value) == "x.efg:6:3: unterminated string"
+    game = read_efg(text.replace('t "bad', 't "" 0'))
+    assert game.title == 'a title\nover "three"\nlines'
+    assert game.exact_payoffs[1] == (Fraction(1, 3), Fraction(-1, 3))
+
+
+def test_long_reads_report_progress_and_stop_at_the_deadline(monkeypatch):
+    import time
+
+    from solvers.errors import LimitReached
+    from solvers.extensive import efg_format
+
+    path = shared_path("efg", "leduc_from_course.efg")
+    monkeypatch.setattr(efg_format, "PROGRESS_SECONDS", 0.0)
+    lines: list[str] = []
+    game = read_efg(path, progress=lines.append)
+    assert game.num_nodes == 1936
+    assert lines[0].startswith("reading: ") and "characters" in lines[0]
+    assert lines[-1].startswith("read 1,936 nodes in ")
+    with pytest.raises(LimitReached, match="time limit was reached while reading"):
+        read_efg(path, deadline=time.monotonic() - 1.0)

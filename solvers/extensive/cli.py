@@ -14,12 +14,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 
 from solvers.errors import GameError
 from solvers.files import prepare_output, read_text
 
 from .exploitability import nash_conv
 from .files import read_game_file
+from .highs_run import LPInterrupted
 from .solve import SAMPLING, SOLVERS, solve
 from .strategy_io import read_strategy, write_strategy
 
@@ -35,7 +37,8 @@ def solve_main(argv: list[str]) -> int:
     parser.add_argument("--solver", choices=SOLVERS, default="cfr+")
     parser.add_argument("--iterations", type=int, default=None,
                         help="iterations (default 1000 when no --time-limit)")
-    parser.add_argument("--time-limit", type=float, default=None, help="seconds")
+    parser.add_argument("--time-limit", type=float, default=None,
+                        help="seconds for the whole command (reading, solving, certificate)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling solvers")
     parser.add_argument("--sampling", choices=SAMPLING, default="chance",
                         help="what mccfr samples (chance outcomes, or whole outcomes)")
@@ -45,11 +48,17 @@ def solve_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.time_limit is not None and args.time_limit <= 0:
         raise GameError("--time-limit must be positive")
+    # the time limit covers the whole command: reading, building, solving, certificate
+    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
-    game = read_game_file(args.file)
-    result = solve(game, args.solver, iterations=args.iterations, time_limit=args.time_limit,
-                   seed=args.seed, sampling=args.sampling,
-                   progress=None if args.json else _progress)
+    progress = None if args.json else _progress
+    game = read_game_file(args.file, progress=progress, deadline=deadline)
+    try:
+        result = solve(game, args.solver, iterations=args.iterations, seed=args.seed,
+                       sampling=args.sampling, progress=progress, deadline=deadline)
+    except LPInterrupted as exc:
+        print(f"interrupted: {exc}", file=sys.stderr)
+        return 130
     if strategy_path is not None:
         try:
             strategy_path.write_text(write_strategy(game, result.strategy))

@@ -28,7 +28,16 @@ from pathlib import Path
 from solvers.errors import FormatError, Location
 from solvers.files import read_text
 
-from .model import CHANCE, PLAYER, TERMINAL, ExtensiveGame, RawNode, build_game, exact_number
+from .model import (
+    CHANCE,
+    PLAYER,
+    TERMINAL,
+    ExtensiveGame,
+    NodeTable,
+    RawNode,
+    build_game,
+    exact_number,
+)
 
 
 class _Line:
@@ -226,7 +235,9 @@ class _TreeReader:
             raise FormatError(f"node /{'/'.join(orphan)} is not reachable from the root",
                               self.nodes[orphan].location)
         names = {raw.infoset: raw.infoset[1] for raw in raws if raw.kind == PLAYER}
-        return build_game("", [f"P{p + 1}" for p in range(players)], raws, names, self.filename)
+        table = NodeTable.from_raw(raws, players, names, self.filename)
+        return build_game("", [f"P{p + 1}" for p in range(players)], table,
+                          [names[key] for key in table.infoset_keys], self.filename)
 
     def _child(self, edges: tuple[str, ...], actor: str, action: str,
                line: _Line) -> tuple[str, ...]:
