@@ -34,11 +34,8 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from solvers.errors import GameError, LimitReached
-
-try:  # scipy >= 1.15 ships its HiGHS binding as a private module
-    from scipy.optimize._highspy import _core as _highs
-except ImportError:  # pragma: no cover - older scipy: linprog only
-    _highs = None
+from solvers.highs import core as _highs
+from solvers.highs import highs_model
 
 PROGRESS_SECONDS = 2.0
 
@@ -86,7 +83,11 @@ def run_lp(cost: np.ndarray, a_ub: sparse.spmatrix, b_ub: np.ndarray, a_eq: spar
         raise LimitReached(f"the time limit was reached before {what} started")
     if _highs is None:  # pragma: no cover - older scipy
         return _run_linprog(cost, a_ub, b_ub, a_eq, b_eq, n_nonneg, n_free, what, deadline)
-    highs = _model(cost, a_ub, b_ub, a_eq, b_eq, n_nonneg, n_free, deadline)
+    inf = _highs.kHighsInf
+    highs = highs_model(cost, a_ub, b_ub, a_eq, b_eq,
+                        np.r_[np.zeros(n_nonneg), np.full(n_free, -inf)],
+                        np.full(n_nonneg + n_free, inf),
+                        time_limit=None if deadline is None else deadline - now)
     watch = _Watch(what, deadline, progress, now, now)
 
     def callback(kind, message, data_out, data_in, user) -> None:
@@ -99,9 +100,14 @@ def run_lp(cost: np.ndarray, a_ub: sparse.spmatrix, b_ub: np.ndarray, a_eq: spar
             data_in.user_interrupt = True
         elif watch.progress is not None and moment - watch.last_report >= PROGRESS_SECONDS:
             watch.last_report = moment
-            watch.progress(f"lp: {what}, {watch.iterations:,} iterations, objective "
-                           f"{watch.objective:.10g}, {moment - watch.started:.1f} s")
+            objective = (f", objective {watch.objective:.10g}"
+                         if np.isfinite(watch.objective) else "")
+            watch.progress(f"lp: {what}, {watch.iterations:,} iterations{objective}, "
+                           f"{moment - watch.started:.1f} s")
 
+    if progress is not None:
+        progress(f"lp: {what}: {highs.getNumCol():,} variables, {highs.getNumRow():,} "
+                 f"constraints, {highs.getNumNz():,} nonzeros")
     highs.setCallback(callback, None)
     for kind in (_highs.cb.HighsCallbackType.kCallbackSimplexInterrupt,
                  _highs.cb.HighsCallbackType.kCallbackIpmInterrupt):
@@ -138,31 +144,6 @@ def _sigint_sets_flag(watch: _Watch) -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
-
-
-def _model(cost, a_ub, b_ub, a_eq, b_eq, n_nonneg: int, n_free: int, deadline: float | None):
-    a = sparse.vstack([a_ub, a_eq]).tocsc()
-    inf = _highs.kHighsInf
-    lp = _highs.HighsLp()
-    lp.num_col_, lp.num_row_ = a.shape[1], a.shape[0]
-    lp.col_cost_ = np.asarray(cost, dtype=float)
-    lp.col_lower_ = np.r_[np.zeros(n_nonneg), np.full(n_free, -inf)]
-    lp.col_upper_ = np.full(n_nonneg + n_free, inf)
-    lp.row_lower_ = np.r_[np.full(a_ub.shape[0], -inf), b_eq].astype(float)
-    lp.row_upper_ = np.r_[b_ub, b_eq].astype(float)
-    matrix = lp.a_matrix_
-    matrix.num_col_, matrix.num_row_ = a.shape[1], a.shape[0]
-    matrix.format_ = _highs.MatrixFormat.kColwise
-    matrix.start_, matrix.index_, matrix.value_ = a.indptr, a.indices, a.data
-    highs = _highs._Highs()
-    options = _highs.HighsOptions()
-    options.output_flag = False
-    options.log_to_console = False
-    if deadline is not None:
-        options.time_limit = max(deadline - time.monotonic(), 1e-3)
-    highs.passOptions(options)
-    highs.passModel(lp)
-    return highs
 
 
 def _run_linprog(cost, a_ub, b_ub, a_eq, b_eq, n_nonneg: int, n_free: int, what: str,
