@@ -243,3 +243,14 @@ def test_time_limit_covers_reading(capsys):
     assert ggp_cli.main(["solve", str(path), "--solver", "cfr", "--time-limit", "1e-9"]) == 1
     err = capsys.readouterr().err
     assert "the time limit was reached while reading" in err and len(err.splitlines()) == 1
+
+
+def test_time_limit_covers_reading_for_the_simultaneous_solvers(capsys, tmp_path):
+    game = tmp_path / "g.efg"
+    assert ggp_cli.main(["random-game", "--actions", "2", "--depth", "2", "--out",
+                         str(game)]) == 0
+    capsys.readouterr()
+    assert ggp_cli.main(["solve", str(game), "--solver", "baseline", "--time-limit",
+                         "1e-9"]) == 1
+    err = capsys.readouterr().err
+    assert "the time limit was reached while reading" in err and len(err.splitlines()) == 1

@@ -97,11 +97,17 @@ def solve_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if Path(args.game).suffix.lower() != ".efg":
         raise GameError(f"{args.game}: the baseline and ih solvers read .efg files")
+    started = time.monotonic()
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
-    game = read_simultaneous_efg(args.game, max_nodes=args.max_nodes)
+    # the time limit covers reading too
+    game = read_simultaneous_efg(
+        args.game, max_nodes=args.max_nodes, progress=lambda line: print(line, file=sys.stderr),
+        deadline=None if args.time_limit is None else started + args.time_limit)
+    left = None if args.time_limit is None else max(
+        args.time_limit - (time.monotonic() - started), 1e-3)
     solution = SOLVERS[args.solver](game, selection=args.selection,
                                     progress=_progress_printer(args.solver),
-                                    time_limit=args.time_limit, max_nodes=args.max_nodes)
+                                    time_limit=left, max_nodes=args.max_nodes)
     cert = certificate.check(game, solution)
     v0, v1 = solution.root_values
     players = game.player_names
