@@ -367,6 +367,10 @@ class _EfgReader:
 
     def _read_node(self, parent: int) -> tuple[int, int]:
         """Reads one node; (its index, its number of actions, 0 for a terminal)."""
+        if self.tok == "t":
+            index = self._plain_terminal(parent)
+            if index is not None:
+                return index, 0
         start = self.pos
         kind_token = self.expect("word", "a node type 'c', 'p' or 't'")
         kind = _KINDS.get(kind_token)
@@ -390,6 +394,49 @@ class _EfgReader:
         outcome = self._outcome()
         self.table.add_node(kind, parent, name, player, infoset, chance, outcome)
         return index, actions
+
+    def _plain_terminal(self, parent: int) -> int | None:
+        """The common leaf, ``t "name" N ["outcome" { payoff ... }]`` with a new outcome or
+        none, plain names and short decimals, read straight from the piece's tokens (most
+        nodes of a big game are such leaves); None leaves anything else to the grammar."""
+        tokens, i = self._tokens, self._i
+        players = len(self.players)
+        name, number = tokens[i + 1:i + 3] if i + 3 < len(tokens) else ("", "")
+        if len(name) < 2 or name[0] != '"' or "\\" in name or not number.isdigit() \
+                or not number.isascii():
+            return None
+        outcome = int(number)
+        after = i + 3
+        if tokens[after][0] == '"':
+            close = i + 5 + players
+            if close + 1 >= len(tokens) or tokens[i + 4] != "{" or tokens[close] != "}" \
+                    or outcome == 0 or outcome in self.outcomes:
+                return None
+            label = tokens[after]
+            if len(label) < 2 or "\\" in label:
+                return None
+            values = []
+            for text in tokens[i + 5:close]:
+                if text[0] not in _NUMBER_START or "/" in text or "e" in text or "E" in text \
+                        or (len(text) == 1 and not text.isdigit()):
+                    return None
+                value = float(text)
+                if len(text) > 15 and repr(value) != text:   # as in payoff()
+                    return None
+                values.append(value)
+            self.outcomes[outcome] = self.table.add_outcome(label[1:-1], values)
+            outcome = self.outcomes[outcome]
+            after = close + 1
+        elif outcome == 0:
+            outcome = -1
+        elif outcome in self.outcomes:
+            outcome = self.outcomes[outcome]
+        else:
+            return None
+        index = self.table.add_node(TERMINAL, parent, name[1:-1], outcome=outcome)
+        self._i, self.pos = after - 1, self.pos + after - 1 - i
+        self._advance()
+        return index
 
     def _description(self, chance: bool, label: str) -> tuple:
         """``"name" { "action" [prob] ... }`` after an information set's number."""
