@@ -462,7 +462,9 @@ class _EfgReader:
         if len(set(actions)) != len(actions):
             raise self.error(f"repeated action name in {actions}", at - 1)
         if chance:
-            _check_distribution(probs, decimal, label, self.source.locate(at - 1))
+            problem = _distribution_problem(probs, decimal)
+            if problem is not None:
+                raise self.error(f"{label}: {problem}", at - 1)
             return name, tuple(actions), tuple(probs)
         return name, tuple(actions)
 
@@ -554,14 +556,15 @@ class _EfgReader:
                 for i, name in enumerate(cleaned)]
 
 
-def _check_distribution(probs: list[Fraction], decimal: bool, node: str, where: Location) -> None:
-    """A chance node's probabilities sum to 1: exactly for integers and rationals, within
-    :data:`DECIMAL_TOLERANCE` when a decimal is among them (a decimal 1/3 cannot be exact)."""
+def _distribution_problem(probs: list[Fraction], decimal: bool) -> str | None:
+    """Why a chance node's probabilities are no distribution, if they are not: they sum
+    to 1 exactly for integers and rationals, within :data:`DECIMAL_TOLERANCE` when a
+    decimal is among them (a decimal 1/3 cannot be exact)."""
     total = sum(probs, Fraction(0))
     if total == 1 or (decimal and abs(total - 1) <= DECIMAL_TOLERANCE):
-        return
+        return None
     shown = str(total) if total.denominator < 10**6 else f"{float(total):.12g}"
-    raise FormatError(f"{node}: chance probabilities sum to {shown}, not 1", where)
+    return f"chance probabilities sum to {shown}, not 1"
 
 
 def _describe(description: tuple) -> str:
