@@ -28,6 +28,7 @@ from .sequence_form_lp import solve_lp
 SOLVERS = ("cfr", "cfr+", "dcfr", "mccfr", "lp")
 SAMPLING = ("chance", "outcome")
 DEFAULT_ITERATIONS = 1000
+PROGRESS_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -62,18 +63,25 @@ def make_solver(name: str, game: ExtensiveGame, seed: int = 0, sampling: str = "
 def solve(game: ExtensiveGame, solver: str = "cfr+", iterations: int | None = None,
           time_limit: float | None = None, seed: int = 0, sampling: str = "chance",
           progress: Callable[[str], None] | None = None,
-          progress_every: float = 2.0, deadline: float | None = None) -> SolveResult:
+          progress_every: float | None = None, deadline: float | None = None) -> SolveResult:
     """Solve ``game``; with neither budget given, run :data:`DEFAULT_ITERATIONS`.
 
     ``deadline`` (``time.monotonic()``; else ``time_limit`` seconds from now) covers the
-    final certificate too: iterations stop early enough for one NashConv pass, timed on
-    the uniform strategy before the first iteration.
+    final certificate too: the solver stops early enough for one NashConv pass, timed on
+    the uniform strategy before it starts.
     """
     started = time.monotonic()
+    progress_every = PROGRESS_SECONDS if progress_every is None else progress_every
     if deadline is None and time_limit is not None:
         deadline = started + time_limit
+    # the last step, the certificate, gets its time: one NashConv pass, timed now
+    stop = None
+    if deadline is not None:
+        before = time.monotonic()
+        nash_conv(game, game.uniform_strategy())
+        stop = deadline - (time.monotonic() - before)
     if solver == "lp":
-        solution = solve_lp(game, deadline=deadline, progress=progress)
+        solution = solve_lp(game, deadline=stop, progress=progress)
         check = nash_conv(game, solution.strategy)
         return SolveResult("lp", solution.values, check.nash_conv, solution.iterations,
                            time.monotonic() - started, solution.strategy)
@@ -82,11 +90,6 @@ def solve(game: ExtensiveGame, solver: str = "cfr+", iterations: int | None = No
     if iterations is not None and iterations < 0:
         raise GameError("--iterations must be >= 0")
     run = make_solver(solver, game, seed=seed, sampling=sampling)
-    stop = None
-    if deadline is not None:
-        before = time.monotonic()
-        nash_conv(game, game.uniform_strategy())
-        stop = deadline - (time.monotonic() - before)
     chunk, done = 1, 0
     last_report = started
     while (iterations is None or done < iterations) and (stop is None or time.monotonic() < stop):
