@@ -320,6 +320,7 @@ class _EfgReader:
         if self.progress is not None and time.monotonic() - self.started >= PROGRESS_SECONDS:
             self.progress(f"read {len(self.table):,} nodes in "
                           f"{time.monotonic() - self.started:.1f} s; building the game")
+        self.outcomes.clear()   # one entry per leaf of a big game; the table has them
         return build_game(title, self.players, self.table, self._infoset_names(),
                           self.source.filename, comment)
 

@@ -329,12 +329,13 @@ def build_game(title: str, player_names: Sequence[str], table: NodeTable,
     del filename  # the readers locate their own errors; kept for a uniform call
     num_players = len(player_names)
     n = len(table)
-    kind = np.frombuffer(table.kind, dtype=np.int8).copy()
-    player = np.frombuffer(table.player, dtype=np.int32).copy()
-    parent = np.frombuffer(table.parent, dtype=np.int64).copy()
+    # views of the table's columns (no copies: big games); only node_set is rewritten
+    kind = np.frombuffer(table.kind, dtype=np.int8)
+    player = np.frombuffer(table.player, dtype=np.int32)
+    parent = np.frombuffer(table.parent, dtype=np.int64)
     node_set = np.frombuffer(table.infoset, dtype=np.int64).copy()
     node_chance = np.frombuffer(table.chance, dtype=np.int64)
-    node_outcome = np.frombuffer(table.outcome, dtype=np.int64).copy()
+    node_outcome = np.frombuffer(table.outcome, dtype=np.int64)
     # pre-order: a parent's children, in action order, are the nodes naming it as parent
     children = np.argsort(parent[1:], kind="stable") + 1
     child_counts = np.bincount(parent[1:], minlength=n) if n > 1 else np.zeros(n, np.int64)
