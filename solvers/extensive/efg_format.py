@@ -179,11 +179,10 @@ class _EfgReader:
         self.progress, self.deadline = progress, deadline
         self.players: list[str] = []
         self.table: NodeTable
-        # (player, number) -> provisional information-set id, with its description
-        self.infosets: dict[tuple[int, int], tuple[int, tuple[str, tuple[str, ...]]]] = {}
+        # player (1-based) -> number -> provisional information-set id, with its description
+        self.infosets: dict[int, dict[int, tuple[int, tuple]]] = {}
         # number -> chance-set id, with its description
-        self.chance_sets: dict[int, tuple[int, tuple[str, tuple[str, ...],
-                                                     tuple[Fraction, ...]]]] = {}
+        self.chance_sets: dict[int, tuple[int, tuple]] = {}
         # number -> outcome id (its description is in the table: one is read per leaf)
         self.outcomes: dict[int, int] = {}
         self.set_names: list[str] = []
@@ -470,45 +469,42 @@ class _EfgReader:
         return name, tuple(actions)
 
     def _player_infoset(self, player: int) -> tuple[int, int]:
-        at = self.pos
-        number = self.integer("the information set number")
-        key = (player + 1, number)
-        declared = self.infosets.get(key)
-        if self._kind() == "string":
-            description = self._description(False, "")
-            if declared is None:
-                table = self.table
-                set_id = len(table.infoset_keys)
-                table.infoset_keys.append(key)
-                table.infoset_player.append(player)
-                table.infoset_actions.append(description[1])
-                self.set_names.append(description[0])
-                self.infosets[key] = declared = (set_id, description)
-            elif declared[1] != description:
-                raise self.error(f"information set {number} was declared differently before "
-                                 f"({_describe(declared[1])} vs {_describe(description)})", at)
-        elif declared is None:
-            raise self.error(f"information set {number} of player {player + 1} is used before "
-                             "its actions are given", at)
-        return declared[0], len(declared[1][1])
+        def register(description: tuple, number: int) -> int:
+            table = self.table
+            table.infoset_keys.append((player + 1, number))
+            table.infoset_player.append(player)
+            table.infoset_actions.append(description[1])
+            self.set_names.append(description[0])
+            return len(table.infoset_keys) - 1
+
+        return self._information_set(self.infosets.setdefault(player + 1, {}),
+                                     f"player {player + 1}", "", register)
 
     def _chance_set(self, label: str) -> tuple[int, int]:
+        def register(description: tuple, number: int) -> int:
+            _, actions, probs = description
+            total = sum(probs, Fraction(0))
+            return self.table.add_chance_set(actions, tuple(p / total for p in probs),
+                                             str(number))
+
+        return self._information_set(self.chance_sets, "chance", label, register)
+
+    def _information_set(self, declared_sets: dict[int, tuple[int, tuple]], owner: str,
+                         label: str, register: Callable[[tuple, int], int]) -> tuple[int, int]:
+        """``NUMBER ["name" { actions }]``: (the set's id, its number of actions). The first
+        description registers the set; a later one must repeat it exactly."""
         at = self.pos
         number = self.integer("the information set number")
-        declared = self.chance_sets.get(number)
+        declared = declared_sets.get(number)
         if self._kind() == "string":
-            description = self._description(True, label)
+            description = self._description(owner == "chance", label)
             if declared is None:
-                name, actions, probs = description
-                total = sum(probs, Fraction(0))
-                set_id = self.table.add_chance_set(actions, tuple(p / total for p in probs),
-                                                   str(number))
-                self.chance_sets[number] = declared = (set_id, description)
+                declared_sets[number] = declared = (register(description, number), description)
             elif declared[1] != description:
                 raise self.error(f"information set {number} was declared differently before "
                                  f"({_describe(declared[1])} vs {_describe(description)})", at)
         elif declared is None:
-            raise self.error(f"information set {number} of chance is used before its actions "
+            raise self.error(f"information set {number} of {owner} is used before its actions "
                              "are given", at)
         return declared[0], len(declared[1][1])
 
