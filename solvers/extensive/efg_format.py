@@ -340,7 +340,7 @@ class _EfgReader:
             # a parent closes once all its children's subtrees are read
             while stack and stack[-1][1] == 0:
                 stack.pop()
-            if not index & 0x3FFF:
+            if not index & 0xFFF:    # every 4,096 nodes
                 self._check_limits()
         if stack:
             index, missing, start = stack[-1]
