@@ -40,6 +40,7 @@ from gdl.machine import ENGINES, load_machine, read_rules
 from gdl.solution_store import node_line, save_solution
 from gdl.terms import Fn, Rule, term_to_kif
 from solvers.errors import GameError, LimitReached
+from solvers.files import prepare_output
 from solvers.report import root_strategy_text
 
 SOLVERS = ("baseline", "ih")
@@ -175,20 +176,23 @@ def main(argv: Sequence[str]) -> int:
     from solvers.matrix.selection import check_selection
 
     check_selection(args.selection)
+    # a bad output place fails now, not after the whole solve
+    strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
+    save_path = prepare_output(args.save, "--save") if args.save else None
     progress = None if args.quiet else _stderr
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
                     memory_mb=args.memory_mb)
     result = solve_game(args.game, args.solver, budget=budget, engine=args.engine,
                         selection=args.selection, progress=progress)
-    if args.strategy:
-        _write_lines(args.strategy, strategy_lines(result.expansion, result.solution))
-    if args.save:
-        count = save_solution(args.save, rules=result.rules, game=result.name,
+    if strategy_path is not None:
+        _write_lines(str(strategy_path), strategy_lines(result.expansion, result.solution))
+        _stderr(f"wrote the strategy to {strategy_path}")
+    if save_path is not None:
+        count = save_solution(save_path, rules=result.rules, game=result.name,
                               roles=result.expansion.player_roles, solver=args.solver,
                               values=result.values(),
                               lines=strategy_lines(result.expansion, result.solution))
-        if progress:
-            progress(f"saved {count:,} states to {args.save}")
+        _stderr(f"saved {count:,} states to {save_path}")
     if args.json:
         print(json.dumps(result.to_json()))
     else:

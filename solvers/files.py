@@ -1,7 +1,9 @@
-"""Reading input files with one clear error instead of an OSError traceback."""
+"""Reading input files, and checking output files before the work, with one clear error
+instead of an OSError traceback."""
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
 from solvers.errors import GameError
@@ -13,3 +15,27 @@ def read_text(path: str | Path) -> str:
         return Path(path).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise GameError(f"{path}: cannot read: {exc.strerror or exc}") from None
+
+
+def prepare_output(path: str | Path, option: str) -> Path:
+    """Make sure ``path`` can be written before any long work starts.
+
+    Creates the missing parent folders, refuses a folder or an unwritable place with one
+    GameError naming ``option``, and returns the absolute path (for "wrote ... to PATH").
+    Writability is tried with a temporary file, since permission bits do not tell root
+    about read-only file systems.
+    """
+    target = Path(path).expanduser().absolute()
+    try:
+        if target.is_dir():
+            raise GameError(f"{option} {path}: is a folder, not a file")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists():
+            with open(target, "a"):
+                pass
+        else:
+            with tempfile.NamedTemporaryFile(dir=target.parent, prefix=".ggp-write-test-"):
+                pass
+    except OSError as exc:
+        raise GameError(f"{option} {path}: cannot write there: {exc.strerror or exc}") from None
+    return target

@@ -48,11 +48,14 @@ def test_solve_writes_a_strategy_that_exploitability_reads(capsys, tmp_path):
     assert check["values"]["Player 1"] == pytest.approx(-0.0856064240780, abs=1e-9)
 
 
-def test_time_limit_and_progress_lines(capsys):
+def test_time_limit_and_progress_lines(capsys, monkeypatch):
+    from solvers.extensive import solve
+
+    monkeypatch.setattr(solve, "PROGRESS_SECONDS", 0.0)  # a line after every chunk
     path = shared_path("tree-format", "leduc5_polimi.txt")
-    assert ggp_cli.main(["solve", str(path), "--solver", "cfr", "--time-limit", "2.5"]) == 0
+    assert ggp_cli.main(["solve", str(path), "--solver", "cfr", "--time-limit", "5"]) == 0
     captured = capsys.readouterr()
-    assert "iteration" in captured.err  # a progress line after 2 s
+    assert "cfr: iteration " in captured.err
     assert "nash_conv:" in captured.out
 
 
@@ -69,6 +72,44 @@ def test_bad_inputs_give_one_line_errors(capsys, tmp_path):
     assert "s.txt:1:1: probabilities of /C:J? add up to 1.1" in capsys.readouterr().err
     assert ggp_cli.main(["solve", str(shared_path("efg", "bhg1.efg")), "--solver", "lp"]) == 1
     assert "zero-sum" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("solver", ["lp", "baseline"])
+def test_kuhn_with_probabilities_summing_to_10_6_is_refused(capsys, tmp_path, solver):
+    """Both readers of .efg (extensive and simultaneous) refuse it; before: 0.4467, exit 0."""
+    text = shared_path("efg", "kuhn_from_course.efg").read_text()
+    bad = tmp_path / "kuhn.efg"
+    bad.write_text(text.replace('"JQ" 1/6', '"JQ" 5/6', 1))
+    assert ggp_cli.main(["solve", str(bad), "--solver", solver, "--json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"error: {bad}:")
+    assert "node 0: chance probabilities sum to 5/3, not 1" in captured.err
+
+
+@pytest.mark.parametrize("solver, source", [("lp", "kuhn_from_course.efg"),
+                                            ("baseline", "rpss_from_course.efg")])
+def test_strategy_into_a_missing_folder(capsys, tmp_path, solver, source):
+    game = shared_path("efg", source)
+    strategy = tmp_path / "out" / "new" / "strategy.txt"
+    assert ggp_cli.main(["solve", str(game), "--solver", solver, "--strategy",
+                         str(strategy), "--json"]) in (0, 1)
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["values"]
+    assert f"wrote the strategy to {strategy}" in captured.err
+    assert strategy.read_text().strip()
+
+
+@pytest.mark.parametrize("solver", ["lp", "baseline"])
+def test_an_unwritable_strategy_fails_before_reading_the_game(capsys, tmp_path, solver):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    target = blocker / "strategy.txt"
+    # the game does not exist: the output is checked first, before any reading
+    assert ggp_cli.main(["solve", str(tmp_path / "missing.efg"), "--solver", solver,
+                         "--strategy", str(target)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --strategy {target}: cannot write there")
 
 
 def test_strategy_files_round_trip_with_spaces_in_actions():
@@ -142,3 +183,79 @@ def test_bench_cfr_reports_speed_and_the_openspiel_nash_conv(capsys):
     assert rows[0]["nash_conv"] == pytest.approx(0.016451954631830412, rel=1e-9)
     assert rows[1]["nash_conv"] == pytest.approx(0.002388808202223369, rel=1e-9)
     assert all(r["it_per_s"] > 0 for r in rows)
+
+
+def test_ctrl_c_stops_the_lp_inside_highs(capsys, monkeypatch):
+    """SIGINT while HiGHS runs: one line saying how far it got, exit 130 (before: ignored
+    until HiGHS finished). The first progress line of the LP sends the SIGINT."""
+    import os
+    import signal
+
+    from solvers.extensive import cli, highs_run
+
+    monkeypatch.setattr(highs_run, "PROGRESS_SECONDS", 0.0)
+    seen: list[str] = []
+
+    def progress(line: str) -> None:
+        seen.append(line)
+        if line.startswith("lp:") and "iterations" in line and len(seen) < 50:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(cli, "_progress", progress)
+    path = shared_path("efg", "leduc_from_course.efg")
+    assert ggp_cli.main(["solve", str(path), "--solver", "lp"]) == 130
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("interrupted: player 2's program stopped after ")
+    assert len(captured.err.splitlines()) == 1
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_the_lp_deadline_stops_highs_and_keeps_the_first_value(monkeypatch):
+    """Past the deadline HiGHS is interrupted; when player 2's program is solved already,
+    the message gives the game value."""
+    import time
+
+    from solvers.errors import LimitReached
+    from solvers.extensive import highs_run
+    from solvers.extensive.sequence_form_lp import solve_lp
+
+    game = read_efg(shared_path("efg", "leduc_from_course.efg"))
+    monkeypatch.setattr(highs_run, "PROGRESS_SECONDS", 0.0)
+
+    class Clock:  # HiGHS' clock, which jumps an hour once player 1's program runs
+        offset = 0.0
+
+        def monotonic(self) -> float:
+            return time.monotonic() + self.offset
+
+    clock = Clock()
+    monkeypatch.setattr(highs_run, "time", clock)
+
+    def progress(line: str) -> None:
+        if "player 1's" in line:
+            clock.offset = 3600.0
+
+    with pytest.raises(LimitReached) as info:
+        solve_lp(game, deadline=time.monotonic() + 600, progress=progress)
+    message = str(info.value)
+    assert message.startswith("the game value is -0.085606424078")
+    assert "player 1's program stopped after" in message
+
+
+def test_time_limit_covers_reading(capsys):
+    path = shared_path("efg", "leduc_from_course.efg")
+    assert ggp_cli.main(["solve", str(path), "--solver", "cfr", "--time-limit", "1e-9"]) == 1
+    err = capsys.readouterr().err
+    assert "the time limit was reached while reading" in err and len(err.splitlines()) == 1
+
+
+def test_time_limit_covers_reading_for_the_simultaneous_solvers(capsys, tmp_path):
+    game = tmp_path / "g.efg"
+    assert ggp_cli.main(["random-game", "--actions", "2", "--depth", "2", "--out",
+                         str(game)]) == 0
+    capsys.readouterr()
+    assert ggp_cli.main(["solve", str(game), "--solver", "baseline", "--time-limit",
+                         "1e-9"]) == 1
+    err = capsys.readouterr().err
+    assert "the time limit was reached while reading" in err and len(err.splitlines()) == 1

@@ -31,7 +31,7 @@ SHARED_COUNTS = {
 }
 
 SAMPLE = '''EFG 2 R "A \\"quoted\\" title" { "Alice" "Bob" "Carol" } "a comment"
-c "root" 1 "deal" { "x" 1 "y" 3 } 1 "ante" { 1/2 -1/2 0 }
+c "root" 1 "deal" { "x" 1/4 "y" 0.75 } 1 "ante" { 1/2 -1/2 0 }
 p "a" 1 1 "(1,1)" { "L" "R" } 0
 t "" 2 "o2" { 1 2 3 }
 p "" 3 1 "carol" { "u" "d" } 0
@@ -52,7 +52,7 @@ def test_sample_with_three_players_rationals_and_outcomes_on_inner_nodes():
     assert game.comment == "a comment"
     assert game.node_kind.tolist() == [CHANCE, PLAYER, TERMINAL, PLAYER, TERMINAL, TERMINAL,
                                        PLAYER, TERMINAL, PLAYER, TERMINAL, TERMINAL]
-    # unnormalised chance weights 1 and 3 become 1/4 and 3/4
+    # a rational and a decimal, both kept exact
     assert game.exact_probs[0] == (Fraction(1, 4), Fraction(3, 4))
     # the root's outcome (1/2, -1/2, 0) adds to every terminal below it
     utilities = {int(n): game.terminal_utility[i].tolist()
@@ -103,6 +103,8 @@ def test_path_given_as_string_and_kuhn_details():
     ('EFG 2 R "g" { "a" }\np "" 1 1 "i" { "l" "r" } 0\nt "" 0\np "" 1 1 "i" { "l" } 0\n'
      't "" 0\n', 4, "declared differently"),
     ('EFG 2 R "g" { "a" }\nc "" 1 "" { "l" -1 "r" 2 } 0\nt "" 0\nt "" 0\n', 2, "negative"),
+    ('EFG 2 R "g" { "a" }\np "" 1 1 "" { "l" "r" } 0\nt "" 0\nc "deal" 1 "" { "l" 1 "r" 3 } 0'
+     '\nt "" 0\nt "" 0\n', 4, "node 2 ('deal'): chance probabilities sum to 4, not 1"),
     ('EFG 2 R "g" { "a" }\nc "" 1 "" { "l" 0 "r" 0 } 0\nt "" 0\nt "" 0\n', 2, "sum to 0"),
     ('EFG 2 R "g" { "a" }\np "" 1 1 { "l" } 0\n', 2, "used before its actions"),
     ('EFG 2 R "g" { "a" }\np "" 2 1 "i" { "l" } 0\nt "" 0\n', 2, "player 2 does not exist"),
@@ -122,6 +124,42 @@ def test_errors_name_the_line(text, line, words):
     assert info.value.location.line == line
     assert info.value.location.file == "bad.efg"
     assert words in info.value.message
+
+
+KUHN_DEAL = 'c "" 1 "" { "JQ" 1/6 "JK" 1/6 "QJ" 1/6 "QK" 1/6 "KJ" 1/6 "KQ" 1/6 } 0'
+
+
+def test_kuhn_with_a_wrong_chance_probability_is_refused():
+    """5/6 for 1/6 made the probabilities sum to 10/6; the LP then 'solved' it to 0.4467."""
+    text = shared_path("efg", "kuhn_from_course.efg").read_text()
+    assert KUHN_DEAL in text
+    bad = text.replace(KUHN_DEAL, KUHN_DEAL.replace('"JQ" 1/6', '"JQ" 5/6'))
+    line = text[:text.index(KUHN_DEAL)].count("\n") + 1
+    with pytest.raises(FormatError) as info:
+        read_efg(bad, filename="kuhn.efg")
+    assert str(info.value).startswith(f"kuhn.efg:{line}:")
+    assert "node 0: chance probabilities sum to 5/3, not 1" in info.value.message
+
+
+@pytest.mark.parametrize("probs, ok", [
+    ("1/3 1/3 1/3", True),
+    ("0.2 0.2 0.6", True),
+    ("0.3333333333 0.3333333333 0.3333333333", True),    # 1 - 1e-10: a decimal, within 1e-9
+    ("1/3 0.333333333 0.333333333", True),
+    ("0.33333 0.33333 0.33333", False),
+    ("1/3 1/3 1/4", False),                                # rationals must be exact
+    ("1 1 1", False),
+    ("0.5 0.5 1e-8", False),
+])
+def test_chance_probabilities_sum_to_one(probs, ok):
+    a, b, c = probs.split()
+    text = (f'EFG 2 R "g" {{ "a" }}\nc "" 1 "" {{ "x" {a} "y" {b} "z" {c} }} 0\n'
+            't "" 0\nt "" 0\nt "" 0\n')
+    if ok:
+        assert np.isclose(read_efg(text).edge_prob.sum(), 1.0)
+    else:
+        with pytest.raises(FormatError, match="chance probabilities sum to"):
+            read_efg(text)
 
 
 def test_write_keeps_rationals_and_escapes_quotes():
@@ -195,3 +233,47 @@ def test_fuzz_efg_reader_on_arbitrary_text(text):
         read_efg("EFG 2 R " + text, filename="fuzz.efg")
     except FormatError:
         pass
+
+
+def test_reading_in_small_chunks_gives_the_same_games(monkeypatch):
+    """The reader streams: chunk boundaries (here every 64 characters) change nothing."""
+    from solvers.extensive import efg_format
+
+    folder = shared_path("efg")
+    whole = {name: read_efg(folder / name) for name in SHARED_COUNTS}
+    monkeypatch.setattr(efg_format, "CHUNK_CHARS", 64)
+    for name, game in whole.items():
+        again = read_efg(folder / name)
+        assert write_efg(again) == write_efg(game), name
+        assert np.array_equal(again.terminal_utility, game.terminal_utility)
+
+
+def test_a_string_across_lines_and_chunks(monkeypatch):
+    from solvers.extensive import efg_format
+
+    monkeypatch.setattr(efg_format, "CHUNK_CHARS", 8)
+    text = ('EFG 2 R "a title\nover \\"three\\"\nlines" { "A" "B" }\n'
+            'p "" 1 1 "i" { "l" "r" } 0\nt "" 1 "o" { 1/3 -1/3 }\nt "bad')
+    with pytest.raises(FormatError) as info:
+        read_efg(text, filename="x.efg")
+    assert str(info.value) == "x.efg:6:3: unterminated string"
+    game = read_efg(text.replace('t "bad', 't "" 0'))
+    assert game.title == 'a title\nover "three"\nlines'
+    assert game.exact_payoffs[1] == (Fraction(1, 3), Fraction(-1, 3))
+
+
+def test_long_reads_report_progress_and_stop_at_the_deadline(monkeypatch):
+    import time
+
+    from solvers.errors import LimitReached
+    from solvers.extensive import efg_format
+
+    path = shared_path("efg", "leduc_from_course.efg")
+    monkeypatch.setattr(efg_format, "PROGRESS_SECONDS", 0.0)
+    lines: list[str] = []
+    game = read_efg(path, progress=lines.append)
+    assert game.num_nodes == 1936
+    assert lines[0].startswith("reading: ") and "characters" in lines[0]
+    assert lines[-1].startswith("read 1,936 nodes in ")
+    with pytest.raises(LimitReached, match="time limit was reached while reading"):
+        read_efg(path, deadline=time.monotonic() - 1.0)

@@ -112,3 +112,34 @@ def test_solver_time_limit_is_reported(pennies, monkeypatch) -> None:
     with pytest.raises(LimitReached, match=r"baseline stopped: time limit reached after "
                                            r"solving 1 of 3 nodes \(raise --time-limit\)"):
         solve_cli.solve_expansion(expand(load_machine(pennies)), "baseline", time_limit=1.0)
+
+
+def test_outputs_into_missing_folders_are_created_and_reported(pennies, tmp_path, capsys) -> None:
+    strategy = tmp_path / "new" / "deeper" / "s.jsonl"
+    saved = tmp_path / "solutions" / "pennies.jsonl"
+    assert ggp_cli.main(["solve", str(pennies), "--strategy", str(strategy), "--save",
+                         str(saved), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert f"wrote the strategy to {strategy}" in err
+    assert f"saved 3 states to {saved}" in err
+    assert len(strategy.read_text().splitlines()) == 3
+    assert find_solution(saved.parent, parse_kif(PENNIES)) is not None
+
+
+@pytest.mark.parametrize("option", ["--save", "--strategy"])
+def test_an_unwritable_output_fails_before_the_solve(pennies, tmp_path, capsys, monkeypatch,
+                                                     option) -> None:
+    from gdl import solve_cli
+
+    def never(*args, **kwargs):
+        raise AssertionError("the game was solved before the output was checked")
+
+    monkeypatch.setattr(solve_cli, "solve_game", never)
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for target, words in ((blocker / "out.jsonl", "cannot write there"),
+                          (tmp_path, "is a folder")):
+        assert ggp_cli.main(["solve", str(pennies), option, str(target)]) == 1
+        captured = capsys.readouterr()
+        assert captured.err.startswith(f"error: {option} {target}: {words}")
+        assert captured.out == "" and len(captured.err.splitlines()) == 1

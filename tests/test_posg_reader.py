@@ -107,6 +107,21 @@ def test_errors_name_their_line(line: int, new: str, error: type, words: str) ->
     assert str(err.value).startswith("small.osposg:")
 
 
+@pytest.mark.parametrize("extra, words", [
+    ("0 0 0 1 0 0.6666667", "sum to 1.66667, not 1"),     # 1 + 2/3: two lines, each <= 1
+    ("0 0 0 1 0 -0.5", "not in [0, 1]"),
+])
+def test_a_transition_row_must_be_a_distribution(extra: str, words: str) -> None:
+    lines = SMALL.splitlines()
+    lines[0] = "2 1 2 1 2 5 2 0.9"
+    lines.insert(12, extra)
+    with pytest.raises(ValidationError) as err:
+        read_posg("\n".join(lines), "small.osposg")
+    assert words in str(err.value)
+    assert str(err.value).startswith("small.osposg:12:") or str(err.value).startswith(
+        "small.osposg:13:")
+
+
 def test_truncated_and_trailing() -> None:
     with pytest.raises(FormatError, match="counts need 17 more lines, the file has 13"):
         read_posg("\n".join(SMALL.splitlines()[:14]))

@@ -15,14 +15,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
+import time
 
 from solvers.errors import GameError
-from solvers.files import read_text
+from solvers.files import prepare_output, read_text
 from solvers.report import by_player, root_strategy_text, values_text
 
 from .exploitability import nash_conv
 from .files import read_game_file
+from .highs_run import LPInterrupted
 from .solve import SAMPLING, SOLVERS, solve
 from .strategy_io import read_strategy, write_strategy
 
@@ -41,7 +42,7 @@ def _solve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--iterations", type=int, default=None,
                         help="iterations (default 1000 when no --time-limit)")
     parser.add_argument("--time-limit", type=float, default=None,
-                        help="seconds for the whole command")
+                        help="seconds for the whole command (reading, solving, certificate)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the sampling solvers")
     parser.add_argument("--sampling", choices=SAMPLING, default="chance",
                         help="what mccfr samples (chance outcomes, or whole outcomes)")
@@ -55,15 +56,23 @@ def solve_main(argv: list[str]) -> int:
     args = _solve_parser().parse_args(argv)
     if args.time_limit is not None and args.time_limit <= 0:
         raise GameError("--time-limit must be positive")
-    game = read_game_file(args.file)
-    result = solve(game, args.solver, iterations=args.iterations, time_limit=args.time_limit,
-                   seed=args.seed, sampling=args.sampling,
-                   progress=None if args.json else _progress)
-    if args.strategy:
+    # the time limit covers the whole command: reading, building, solving, certificate
+    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
+    strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
+    progress = None if args.json else _progress
+    game = read_game_file(args.file, progress=progress, deadline=deadline)
+    try:
+        result = solve(game, args.solver, iterations=args.iterations, seed=args.seed,
+                       sampling=args.sampling, progress=progress, deadline=deadline)
+    except LPInterrupted as exc:
+        print(f"interrupted: {exc}", file=sys.stderr)
+        return 130
+    if strategy_path is not None:
         try:
-            Path(args.strategy).write_text(write_strategy(game, result.strategy))
+            strategy_path.write_text(write_strategy(game, result.strategy))
         except OSError as exc:
             raise GameError(f"{args.strategy}: cannot write: {exc.strerror or exc}") from None
+        print(f"wrote the strategy to {strategy_path}", file=sys.stderr)
     summary = result.summary(game)
     if args.json:
         print(json.dumps(summary))

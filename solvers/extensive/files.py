@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
-from solvers.errors import FormatError
+from solvers.errors import FormatError, GameError, LimitReached
 from solvers.files import read_text
 
-from .efg_format import read_efg
+from .efg_format import Progress, read_efg
 from .model import ExtensiveGame
 from .tree_format import read_tree
 
@@ -30,7 +31,25 @@ def format_of(path: Path, text: str) -> str:
     return "tree"
 
 
-def read_game_file(path: str | Path) -> ExtensiveGame:
+def read_game_file(path: str | Path, progress: Progress | None = None,
+                   deadline: float | None = None) -> ExtensiveGame:
+    """The game in a file; ``.efg`` streams in chunks, with progress lines for a long read
+    and :class:`LimitReached` past ``deadline`` (``time.monotonic()``)."""
     file = Path(path)
-    text = read_text(file)
-    return read_game_text(format_of(file, text), text, filename=str(path))
+    if _starts_with_efg(file):
+        return read_efg(file, filename=str(path), progress=progress, deadline=deadline)
+    game = read_tree(read_text(file), filename=str(path))
+    if deadline is not None and time.monotonic() >= deadline:
+        raise LimitReached(f"the time limit was reached while reading {path}")
+    return game
+
+
+def _starts_with_efg(file: Path) -> bool:
+    """Is it an ``.efg`` (by its suffix, else by its first word)?"""
+    if file.suffix.lower() == ".efg":
+        return True
+    try:
+        with open(file, encoding="utf-8", errors="replace") as source:
+            return source.read(4096).removeprefix("\ufeff").lstrip().startswith("EFG")
+    except OSError as exc:
+        raise GameError(f"{file}: cannot read: {exc.strerror or exc}") from None

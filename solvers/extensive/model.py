@@ -1,8 +1,8 @@
 """The extensive-form game model: one array-based tree for ``.efg`` and tree-format games.
 
-Readers (:mod:`.efg_format`, :mod:`.tree_format`) describe a game as a list of
-:class:`RawNode` (root first, every parent before its children) and call
-:func:`build_game`. That returns an :class:`ExtensiveGame` whose hot data are numpy
+Readers (:mod:`.efg_format`, :mod:`.tree_format`) describe a game as a
+:class:`NodeTable` (flat columns, root first, every parent before its children) and
+call :func:`build_game`. That returns an :class:`ExtensiveGame` whose hot data are numpy
 arrays; the solvers work on the *sequence form* views of it:
 
 * nodes in pre-order (root = 0): kind, acting player, information set, parent, the
@@ -29,6 +29,7 @@ float arrays.
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -61,7 +62,7 @@ def exact_number(text: str) -> Fraction:
 
 @dataclass
 class RawNode:
-    """One node as a reader saw it (the builder turns a list of these into arrays).
+    """One node as the tree-format reader saw it (:meth:`NodeTable.from_raw` flattens a list).
 
     ``player`` is 0-based for player nodes; ``infoset`` is a hashable key shared by
     the nodes of one information set (``None`` for chance and terminal nodes);
@@ -80,6 +81,136 @@ class RawNode:
     chance_label: str = ""
     children: list[int] = field(default_factory=list)
     location: Location | None = None
+
+
+@dataclass
+class NodeTable:
+    """A tree as a reader emits it, in flat columns: no Python object per node.
+
+    Nodes come in pre-order (root 0, children in action order after their parent).
+    Per node: kind, 0-based player (-1), parent (-1 for the root), and the ids of its
+    information set, chance set and outcome (-1 for none). Information sets get ids in
+    order of first appearance; a chance set is the actions and normalised probabilities
+    of chance nodes sharing them (``.efg`` chance information sets); an outcome is a
+    payoff vector, as floats, with its exact value kept in ``outcome_exact`` only where
+    the float does not give it back (rationals such as 1/3).
+    """
+
+    num_players: int
+    kind: array = field(default_factory=lambda: array("b"))
+    player: array = field(default_factory=lambda: array("i"))
+    parent: array = field(default_factory=lambda: array("q"))
+    infoset: array = field(default_factory=lambda: array("q"))
+    chance: array = field(default_factory=lambda: array("q"))
+    outcome: array = field(default_factory=lambda: array("q"))
+    names: list[str] = field(default_factory=list)
+    infoset_keys: list[Hashable] = field(default_factory=list)
+    infoset_player: list[int] = field(default_factory=list)
+    infoset_actions: list[tuple[str, ...]] = field(default_factory=list)
+    chance_actions: list[tuple[str, ...]] = field(default_factory=list)
+    chance_probs: list[tuple[Fraction, ...]] = field(default_factory=list)
+    chance_labels: list[str] = field(default_factory=list)
+    outcome_names: list[str] = field(default_factory=list)
+    outcome_payoffs: array = field(default_factory=lambda: array("d"))
+    outcome_exact: dict[int, tuple[Fraction, ...]] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.kind)
+
+    def add_node(self, kind: int, parent: int, name: str, player: int = -1, infoset: int = -1,
+                 chance: int = -1, outcome: int = -1) -> int:
+        self.kind.append(kind)
+        self.player.append(player)
+        self.parent.append(parent)
+        self.infoset.append(infoset)
+        self.chance.append(chance)
+        self.outcome.append(outcome)
+        self.names.append(name)
+        return len(self.kind) - 1
+
+    def add_outcome(self, name: str, payoffs: Sequence[float],
+                    exact: tuple[Fraction, ...] | None = None) -> int:
+        self.outcome_names.append(name)
+        self.outcome_payoffs.extend(payoffs)
+        number = len(self.outcome_names) - 1
+        if exact is not None:
+            self.outcome_exact[number] = exact
+        return number
+
+    def add_chance_set(self, actions: tuple[str, ...], probs: tuple[Fraction, ...],
+                       label: str = "") -> int:
+        self.chance_actions.append(actions)
+        self.chance_probs.append(probs)
+        self.chance_labels.append(label)
+        return len(self.chance_actions) - 1
+
+    @classmethod
+    def from_raw(cls, nodes: list[RawNode], num_players: int,
+                 infoset_names: dict[Hashable, str], filename: str | None = None) -> NodeTable:
+        """Flatten reader nodes; FormatError when nodes of one information set disagree
+        on the player or the actions."""
+        table = cls(num_players)
+        parent = [-1] * len(nodes)
+        for i, nd in enumerate(nodes):
+            for child in nd.children:
+                parent[child] = i
+        key_ids: dict[Hashable, int] = {}
+        for i, nd in enumerate(nodes):
+            infoset = chance = outcome = -1
+            if nd.kind == PLAYER:
+                infoset = key_ids.setdefault(nd.infoset, len(key_ids))
+                if infoset == len(table.infoset_keys):
+                    table.infoset_keys.append(nd.infoset)
+                    table.infoset_player.append(nd.player)
+                    table.infoset_actions.append(nd.actions)
+                elif table.infoset_player[infoset] != nd.player:
+                    raise FormatError(f"information set {infoset_names.get(nd.infoset)!r} holds "
+                                      f"nodes of players {table.infoset_player[infoset] + 1} and "
+                                      f"{nd.player + 1}", nd.location or Location(filename))
+                elif table.infoset_actions[infoset] != nd.actions:
+                    raise FormatError(f"information set {infoset_names.get(nd.infoset)!r}: actions "
+                                      f"{list(nd.actions)} differ from "
+                                      f"{list(table.infoset_actions[infoset])}",
+                                      nd.location or Location(filename))
+            elif nd.kind == CHANCE:
+                chance = table.add_chance_set(nd.actions, nd.probs, nd.chance_label)
+            if nd.payoff is not None:
+                outcome = table.add_outcome(nd.outcome_name, [float(x) for x in nd.payoff],
+                                            nd.payoff)
+            table.add_node(nd.kind, parent[i], nd.name, nd.player if nd.kind == PLAYER else -1,
+                           infoset, chance, outcome)
+        return table
+
+
+class ExactPayoffs(Sequence):
+    """Each node's own outcome as exact numbers (``None`` for none), made on demand.
+
+    A float from a decimal of at most 15 significant digits (or printed by ``repr``)
+    gives that decimal back through ``repr``; other values are kept exactly by the reader.
+    """
+
+    def __init__(self, node_outcome: np.ndarray, payoffs: np.ndarray,
+                 exact: dict[int, tuple[Fraction, ...]]) -> None:
+        self._outcome, self._payoffs, self._exact = node_outcome, payoffs, exact
+
+    def __len__(self) -> int:
+        return len(self._outcome)
+
+    def __getitem__(self, node):  # type: ignore[override]
+        if isinstance(node, slice):
+            return [self[i] for i in range(*node.indices(len(self)))]
+        number = int(self._outcome[node])
+        if number < 0:
+            return None
+        exact = self._exact.get(number)
+        if exact is None:
+            exact = tuple(Fraction(repr(x)) for x in self._payoffs[number].tolist())
+        return exact
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @dataclass
@@ -118,7 +249,7 @@ class ExtensiveGame:
     node_outcome_names: list[str]
     node_chance_labels: list[str]
     exact_probs: list[tuple[Fraction, ...]]
-    exact_payoffs: list[tuple[Fraction, ...] | None]
+    exact_payoffs: Sequence[tuple[Fraction, ...] | None]
     comment: str = ""
     recall_problem: str | None = None
     # per-node labels of chance edges, kept for writers and the playable game
@@ -187,118 +318,121 @@ class ExtensiveGame:
         return 1.0 / counts[self.action_infoset]
 
 
-def build_game(title: str, player_names: Sequence[str], nodes: list[RawNode],
-               infoset_names: dict[Hashable, str], filename: str | None = None,
+def build_game(title: str, player_names: Sequence[str], table: NodeTable,
+               infoset_names: Sequence[str], filename: str | None = None,
                comment: str = "") -> ExtensiveGame:
     """Arrays, information sets, sequences and the perfect-recall check for a tree.
 
-    ``nodes[0]`` is the root and every node's children have larger indices (the
-    readers emit pre-order). ``infoset_names`` maps infoset keys to display names.
-    Raises :class:`FormatError` when nodes of one information set disagree on the
-    player or the actions.
+    ``table`` holds the nodes in pre-order (see :class:`NodeTable`); ``infoset_names``
+    are the display names of its information sets, by id.
     """
+    del filename  # the readers locate their own errors; kept for a uniform call
     num_players = len(player_names)
-    n = len(nodes)
-    kind = np.array([nd.kind for nd in nodes], dtype=np.int8)
-    player = np.array([nd.player if nd.kind == PLAYER else -1 for nd in nodes], dtype=np.int32)
-    child_counts = np.array([len(nd.children) for nd in nodes], dtype=np.int64)
+    n = len(table)
+    # views of the table's columns (no copies: big games); only node_set is rewritten
+    kind = np.frombuffer(table.kind, dtype=np.int8)
+    player = np.frombuffer(table.player, dtype=np.int32)
+    parent = np.frombuffer(table.parent, dtype=np.int64)
+    node_set = np.frombuffer(table.infoset, dtype=np.int64).copy()
+    node_chance = np.frombuffer(table.chance, dtype=np.int64)
+    node_outcome = np.frombuffer(table.outcome, dtype=np.int64)
+    # pre-order: a parent's children, in action order, are the nodes naming it as parent
+    children = np.argsort(parent[1:], kind="stable") + 1
+    child_counts = np.bincount(parent[1:], minlength=n) if n > 1 else np.zeros(n, np.int64)
     child_start = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(child_counts, out=child_start[1:])
-    children = np.fromiter((c for nd in nodes for c in nd.children), dtype=np.int64,
-                           count=int(child_start[-1]))
-    parent = np.full(n, -1, dtype=np.int64)
-    parent[children] = np.repeat(np.arange(n), child_counts)
     action = np.zeros(n, dtype=np.int64)
     action[children] = np.arange(len(children)) - np.repeat(child_start[:-1], child_counts)
-    edge_prob = np.ones(len(children))
-    for i, nd in enumerate(nodes):
-        if nd.kind == CHANCE:
-            edge_prob[child_start[i]:child_start[i + 1]] = [float(p) for p in nd.probs]
-    payoff = np.zeros((n, num_players))
-    for i, nd in enumerate(nodes):
-        if nd.payoff is not None:
-            payoff[i] = [float(x) for x in nd.payoff]
 
-    # provisional information sets in order of first appearance
-    key_ids: dict[Hashable, int] = {}
-    node_infoset = np.full(n, -1, dtype=np.int64)
-    first_node: list[int] = []
-    for i, nd in enumerate(nodes):
-        if nd.kind != PLAYER:
-            continue
-        iid = key_ids.get(nd.infoset)
-        if iid is None:
-            iid = key_ids[nd.infoset] = len(first_node)
-            first_node.append(i)
-        else:
-            first = nodes[first_node[iid]]
-            if first.player != nd.player:
-                raise FormatError(f"information set {infoset_names.get(nd.infoset)!r} holds nodes "
-                                  f"of players {first.player + 1} and {nd.player + 1}",
-                                  nd.location or Location(filename))
-            if first.actions != nd.actions:
-                raise FormatError(f"information set {infoset_names.get(nd.infoset)!r}: actions "
-                                  f"{list(nd.actions)} differ from {list(first.actions)}",
-                                  nd.location or Location(filename))
-        node_infoset[i] = iid
-    keys = list(key_ids)
+    chance_start = np.zeros(len(table.chance_probs) + 1, dtype=np.int64)
+    np.cumsum([len(p) for p in table.chance_probs], out=chance_start[1:])
+    chance_flat = np.array([float(p) for probs in table.chance_probs for p in probs])
+    edge_prob = np.ones(len(children))
+    under_chance = node_chance[parent[children]] >= 0
+    edges = np.flatnonzero(under_chance)
+    edge_prob[edges] = chance_flat[chance_start[node_chance[parent[children[edges]]]]
+                                   + action[children[edges]]]
+    outcome_payoffs = np.frombuffer(table.outcome_payoffs, dtype=np.float64).reshape(
+        -1, num_players).copy()
+    payoff = np.zeros((n, num_players))
+    has_outcome = node_outcome >= 0
+    payoff[has_outcome] = outcome_payoffs[node_outcome[has_outcome]]
+
+    num_sets = len(table.infoset_keys)
+    members = np.flatnonzero(node_set >= 0)
+    first_node_arr = np.full(num_sets, n, dtype=np.int64)
+    np.minimum.at(first_node_arr, node_set[members], members)
+    first_node = first_node_arr.tolist()
+    set_player = np.array(table.infoset_player, dtype=np.int64)
 
     depth, order = _depths(parent, children, child_start, n)
-    counts = np.array([len(nodes[i].actions) for i in first_node], dtype=np.int64)
-    old_start = np.zeros(len(first_node) + 1, dtype=np.int64)
+    counts = np.array([len(a) for a in table.infoset_actions], dtype=np.int64)
+    old_start = np.zeros(num_sets + 1, dtype=np.int64)
     np.cumsum(counts, out=old_start[1:])
-    old_last_seq = _last_sequences(player, node_infoset, parent, action, depth, order,
+    old_last_seq = _last_sequences(player, node_set, parent, action, depth, order,
                                    old_start, num_players)
-    level = _levels(old_last_seq, first_node, player, node_infoset, depth, counts, num_players)
-    recall_problem = _recall_problem(old_last_seq, first_node, player, node_infoset,
-                                     [infoset_names.get(k, str(k)) for k in keys])
+    level = _levels(old_last_seq, first_node, player, node_set, depth, counts, num_players)
+    recall_problem = _recall_problem(old_last_seq, first_node, player, node_set,
+                                     list(infoset_names))
 
     # final information-set order: by player, then level, then first appearance
-    perm = sorted(range(len(keys)), key=lambda j: (nodes[first_node[j]].player, level[j], j))
-    new_id = np.empty(len(keys), dtype=np.int64)
-    new_id[perm] = np.arange(len(keys))
+    perm = np.lexsort((np.arange(num_sets), level, set_player)) if num_sets else \
+        np.zeros(0, dtype=np.int64)
+    new_id = np.empty(num_sets, dtype=np.int64)
+    new_id[perm] = np.arange(num_sets)
     counts = counts[perm]
-    action_start = np.zeros(len(perm) + 1, dtype=np.int64)
+    action_start = np.zeros(num_sets + 1, dtype=np.int64)
     np.cumsum(counts, out=action_start[1:])
     # map a provisional global action to the final one
-    remap = np.empty(int(old_start[-1]), dtype=np.int64)
-    for j in range(len(keys)):
-        nj = new_id[j]
-        remap[old_start[j]:old_start[j + 1]] = np.arange(action_start[nj], action_start[nj + 1])
+    old_counts = np.diff(old_start)
+    offset_in_set = np.arange(int(old_start[-1])) - np.repeat(old_start[:-1], old_counts)
+    remap = action_start[np.repeat(new_id, old_counts)] + offset_in_set
     seq_map = np.concatenate([np.arange(num_players), num_players + remap])
 
     last_seq = seq_map[old_last_seq]
-    has_set = node_infoset >= 0
-    node_infoset[has_set] = new_id[node_infoset[has_set]]
-    infoset_parent_seq = np.array([last_seq[first_node[j], nodes[first_node[j]].player]
-                                   for j in perm], dtype=np.int64)
+    has_set = node_set >= 0
+    node_set[has_set] = new_id[node_set[has_set]]
+    perm_first = first_node_arr[perm]
+    infoset_parent_seq = last_seq[perm_first, set_player[perm]] if num_sets else \
+        np.zeros(0, dtype=np.int64)
 
     terminal_nodes = np.flatnonzero(kind == TERMINAL)
     reach, utility = _chance_reach_and_utility(order, depth, parent, child_start, action,
                                                edge_prob, payoff)
-    game = ExtensiveGame(
+    chance_nodes = np.flatnonzero(node_chance >= 0).tolist()
+    no_probs: tuple[Fraction, ...] = ()
+    exact_probs = [no_probs] * n
+    chance_labels = [""] * n
+    for i in chance_nodes:
+        c = int(node_chance[i])
+        exact_probs[i] = table.chance_probs[c]
+        chance_labels[i] = table.chance_labels[c]
+    outcome_names = [""] * n
+    for i in np.flatnonzero(has_outcome).tolist():
+        outcome_names[i] = table.outcome_names[int(node_outcome[i])]
+    perm_list = perm.tolist()
+    return ExtensiveGame(
         title=title, player_names=list(player_names),
-        node_kind=kind, node_player=player, node_infoset=node_infoset, node_parent=parent,
+        node_kind=kind, node_player=player, node_infoset=node_set, node_parent=parent,
         node_action=action, node_depth=depth, child_start=child_start, children=children,
         edge_prob=edge_prob, node_payoff=payoff, node_utility=utility,
-        infoset_player=np.array([nodes[first_node[j]].player for j in perm], dtype=np.int64),
+        infoset_player=set_player[perm],
         infoset_level=level[perm],
         infoset_action_start=action_start, infoset_parent_seq=infoset_parent_seq,
-        infoset_names=[infoset_names.get(keys[j], str(keys[j])) for j in perm],
-        infoset_actions=[nodes[first_node[j]].actions for j in perm],
-        action_infoset=np.repeat(np.arange(len(perm)), counts),
+        infoset_names=[infoset_names[j] for j in perm_list],
+        infoset_actions=[table.infoset_actions[j] for j in perm_list],
+        action_infoset=np.repeat(np.arange(num_sets), counts),
         terminal_nodes=terminal_nodes, terminal_chance=reach[terminal_nodes],
         terminal_seq=np.ascontiguousarray(last_seq[terminal_nodes].T),
         terminal_utility=utility[terminal_nodes],
-        node_names=[nd.name for nd in nodes],
-        node_outcome_names=[nd.outcome_name for nd in nodes],
-        node_chance_labels=[nd.chance_label for nd in nodes],
-        exact_probs=[nd.probs for nd in nodes],
-        exact_payoffs=[nd.payoff for nd in nodes],
+        node_names=table.names,
+        node_outcome_names=outcome_names,
+        node_chance_labels=chance_labels,
+        exact_probs=exact_probs,
+        exact_payoffs=ExactPayoffs(node_outcome, outcome_payoffs, table.outcome_exact),
         comment=comment, recall_problem=recall_problem,
-        chance_actions={i: nd.actions for i, nd in enumerate(nodes) if nd.kind == CHANCE},
+        chance_actions={i: table.chance_actions[int(node_chance[i])] for i in chance_nodes},
     )
-    return game
 
 
 def _depths(parent: np.ndarray, children: np.ndarray, child_start: np.ndarray,

@@ -1,8 +1,8 @@
 """Sequence-form linear program for two-player zero-sum (or constant-sum) games.
 
 Koller, Megiddo & von Stengel, "Fast Algorithms for Finding Randomized Strategies in
-Game Trees", STOC 1994; von Stengel, GEB 14 (1996). Solved exactly by HiGHS through
-``scipy.optimize.linprog``.
+Game Trees", STOC 1994; von Stengel, GEB 14 (1996). Solved exactly by HiGHS
+(:mod:`.highs_run`: Ctrl-C, the deadline and progress lines reach it).
 
 1. Sequence-form constraints per player: E x = e with x(empty) = 1 and, for every
    information set I, sum_a x(I,a) = x(parent sequence of I); F y = f likewise.
@@ -17,14 +17,16 @@ Game Trees", STOC 1994; von Stengel, GEB 14 (1996). Solved exactly by HiGHS thro
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import linprog
 
 from solvers.errors import GameError, LimitReached, UnsupportedGame
 
+from .highs_run import LPInterrupted, run_lp
 from .model import ExtensiveGame
 from .sequence_form import SequenceForm
 
@@ -64,10 +66,15 @@ def _local(form: SequenceForm, player: int, seqs: np.ndarray) -> np.ndarray:
     return np.where(seqs < form.P, 0, seqs - form.P - start + 1)
 
 
-def solve_lp(game: ExtensiveGame, time_limit: float | None = None) -> LPSolution:
+def solve_lp(game: ExtensiveGame, time_limit: float | None = None, *,
+             deadline: float | None = None,
+             progress: Callable[[str], None] | None = None) -> LPSolution:
     """Exact equilibrium of a two-player constant-sum game (values and behavioural profile).
 
-    ``time_limit`` (seconds) bounds each of the two HiGHS runs.
+    Both programs together stop at ``deadline`` (``time.monotonic()``), or ``time_limit``
+    seconds from now, with :class:`LimitReached`; Ctrl-C stops them with
+    :class:`~.highs_run.LPInterrupted`. Either message tells the game value when player 2's
+    program was already solved.
     """
     if game.num_players != 2:
         raise UnsupportedGame(f"the sequence-form LP needs 2 players, not {game.num_players}")
@@ -75,6 +82,8 @@ def solve_lp(game: ExtensiveGame, time_limit: float | None = None) -> LPSolution
         raise UnsupportedGame("the sequence-form LP needs a zero-sum or constant-sum game "
                               "(use --solver cfr for general-sum games)")
     game.require_perfect_recall("the sequence-form LP")
+    if deadline is None and time_limit is not None:
+        deadline = time.monotonic() + time_limit
     form = SequenceForm(game)
     E, e = _constraints(form, 0)
     F, f = _constraints(form, 1)
@@ -86,34 +95,26 @@ def solve_lp(game: ExtensiveGame, time_limit: float | None = None) -> LPSolution
     total = float(game.terminal_utility[0].sum()) if len(game.terminal_nodes) else 0.0
 
     # player 2: variables (y, p)
-    y, v1, nit2 = _solve(np.concatenate([np.zeros(n2), e]),
-                   sparse.hstack([A, -E.T]), np.zeros(n1),
-                   sparse.hstack([F, sparse.csr_matrix((F.shape[0], E.shape[0]))]), f,
-                   n2, E.shape[0], time_limit)
+    second = run_lp(np.concatenate([np.zeros(n2), e]), sparse.hstack([A, -E.T]), np.zeros(n1),
+                    sparse.hstack([F, sparse.csr_matrix((F.shape[0], E.shape[0]))]), f,
+                    n2, E.shape[0], "player 2's program", deadline, progress)
+    v1 = second.objective
     # player 1: variables (x, q), maximise f^T q
-    x, neg_v1, nit1 = _solve(np.concatenate([np.zeros(n1), -f]),
-                       sparse.hstack([-A.T, F.T]), np.zeros(n2),
+    try:
+        first = run_lp(np.concatenate([np.zeros(n1), -f]), sparse.hstack([-A.T, F.T]),
+                       np.zeros(n2),
                        sparse.hstack([E, sparse.csr_matrix((E.shape[0], F.shape[0]))]), e,
-                       n1, F.shape[0], time_limit)
-    value = -neg_v1
+                       n1, F.shape[0], "player 1's program", deadline, progress)
+    except (LimitReached, LPInterrupted) as exc:
+        known = f"the game value is {v1:.12g} (player 2's program is solved); "
+        raise type(exc)(known + str(exc)) from None
+    value = -first.objective
     if not np.isclose(value, v1, atol=1e-6 * max(1.0, abs(value))):
         raise GameError(f"the LP's two sides disagree ({value} vs {v1}): numerical trouble")
     plan = np.zeros(form.A)
-    plan[form.player_actions[0]] = x[1:]
-    plan[form.player_actions[1]] = y[1:]
+    plan[form.player_actions[0]] = first.x[1:]
+    plan[form.player_actions[1]] = second.x[1:]
     strategy = form.normalise(np.maximum(plan, 0.0))
     # "+ 0.0" turns a -0.0 from the solver into 0.0 for printing
-    return LPSolution([value + 0.0, total - value + 0.0], strategy, nit1 + nit2)
-
-
-def _solve(cost: np.ndarray, a_ub, b_ub: np.ndarray, a_eq, b_eq: np.ndarray,
-           n_nonneg: int, n_free: int, time_limit: float | None) -> tuple[np.ndarray, float, int]:
-    bounds = [(0, None)] * n_nonneg + [(None, None)] * n_free
-    options = {} if time_limit is None else {"time_limit": float(time_limit)}
-    result = linprog(cost, A_ub=a_ub.tocsr(), b_ub=b_ub, A_eq=a_eq.tocsr(), b_eq=b_eq,
-                     bounds=bounds, method="highs", options=options)
-    if result.status == 1:
-        raise LimitReached(f"the sequence-form LP stopped at its limit: {result.message}")
-    if result.status != 0:
-        raise GameError(f"the sequence-form LP failed: {result.message}")
-    return result.x[:n_nonneg], float(result.fun), int(result.nit)
+    return LPSolution([value + 0.0, total - value + 0.0], strategy,
+                      first.iterations + second.iterations)

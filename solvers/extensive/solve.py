@@ -30,6 +30,7 @@ from .strategy_io import root_strategy
 SOLVERS = ("cfr", "cfr+", "dcfr", "mccfr", "lp")
 SAMPLING = ("chance", "outcome")
 DEFAULT_ITERATIONS = 1000
+PROGRESS_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -66,32 +67,45 @@ def make_solver(name: str, game: ExtensiveGame, seed: int = 0, sampling: str = "
 def solve(game: ExtensiveGame, solver: str = "cfr+", iterations: int | None = None,
           time_limit: float | None = None, seed: int = 0, sampling: str = "chance",
           progress: Callable[[str], None] | None = None,
-          progress_every: float = 2.0) -> SolveResult:
-    """Solve ``game``; with neither budget given, run :data:`DEFAULT_ITERATIONS`."""
-    started = time.perf_counter()
+          progress_every: float | None = None, deadline: float | None = None) -> SolveResult:
+    """Solve ``game``; with neither budget given, run :data:`DEFAULT_ITERATIONS`.
+
+    ``deadline`` (``time.monotonic()``; else ``time_limit`` seconds from now) covers the
+    final certificate too: the solver stops early enough for one NashConv pass, timed on
+    the uniform strategy before it starts.
+    """
+    started = time.monotonic()
+    progress_every = PROGRESS_SECONDS if progress_every is None else progress_every
+    if deadline is None and time_limit is not None:
+        deadline = started + time_limit
+    # the last step, the certificate, gets its time: one NashConv pass, timed now
+    stop = None
+    if deadline is not None:
+        before = time.monotonic()
+        nash_conv(game, game.uniform_strategy())
+        stop = deadline - (time.monotonic() - before)
     if solver == "lp":
-        solution = solve_lp(game, time_limit)
+        solution = solve_lp(game, deadline=stop, progress=progress)
         check = nash_conv(game, solution.strategy)
         return SolveResult("lp", solution.values, check.nash_conv, solution.iterations,
-                           time.perf_counter() - started, solution.strategy)
-    if iterations is None and time_limit is None:
+                           time.monotonic() - started, solution.strategy)
+    if iterations is None and deadline is None:
         iterations = DEFAULT_ITERATIONS
     if iterations is not None and iterations < 0:
         raise GameError("--iterations must be >= 0")
     run = make_solver(solver, game, seed=seed, sampling=sampling)
-    deadline = None if time_limit is None else started + time_limit
     chunk, done = 1, 0
     last_report = started
-    while iterations is None or done < iterations:
+    while (iterations is None or done < iterations) and (stop is None or time.monotonic() < stop):
         step = chunk if iterations is None else min(chunk, iterations - done)
-        chunk_start = time.perf_counter()
+        chunk_start = time.monotonic()
         run.iterate(step)
         done += step
-        now = time.perf_counter()
+        now = time.monotonic()
         # grow chunks to ~0.2 s so timing checks cost nothing but limits stay tight
         if now - chunk_start < 0.1:
             chunk *= 2
-        if deadline is not None and now >= deadline:
+        if stop is not None and now >= stop:
             break
         if progress is not None and now - last_report >= progress_every:
             last_report = now
@@ -99,10 +113,10 @@ def solve(game: ExtensiveGame, solver: str = "cfr+", iterations: int | None = No
             check = nash_conv(game, run.average_strategy())
             progress(f"{solver}: iteration {done}{total}, nash_conv {check.nash_conv:.6g}, "
                      f"{now - started:.1f} s")
-        if deadline is not None:
+        if stop is not None:
             per_iteration = (now - chunk_start) / step
-            chunk = max(1, min(chunk, int((deadline - now) / max(per_iteration, 1e-9)) + 1))
+            chunk = max(1, min(chunk, int((stop - now) / max(per_iteration, 1e-9)) + 1))
     strategy = run.average_strategy()
     check = nash_conv(game, strategy)
     return SolveResult(solver, check.values, check.nash_conv, done,
-                       time.perf_counter() - started, strategy)
+                       time.monotonic() - started, strategy)

@@ -28,7 +28,16 @@ from pathlib import Path
 from solvers.errors import FormatError, Location
 from solvers.files import read_text
 
-from .model import CHANCE, PLAYER, TERMINAL, ExtensiveGame, RawNode, build_game, exact_number
+from .model import (
+    CHANCE,
+    PLAYER,
+    TERMINAL,
+    ExtensiveGame,
+    NodeTable,
+    RawNode,
+    build_game,
+    exact_number,
+)
 
 # players are numbered, not listed: a number bounds the payoff vectors (2**64 hung the reader)
 MAX_PLAYERS = 64
@@ -125,11 +134,13 @@ class _TreeReader:
             line = _Line(CHANCE, where, edges)
             pairs = [self._pair(w, where, "chance weight") for w in rest[2:]]
             line.actions = tuple(a for a, _ in pairs)
+            # the format's weights are non-normalised by definition (seed 000: "normalizing
+            # each Pi by P1 + ... + Pn"), so only their signs and total can be wrong
             if any(p < 0 for _, p in pairs):
-                raise FormatError("a chance weight is negative", where)
+                raise FormatError(f"node {words[1]}: a chance weight is negative", where)
             total = sum(p for _, p in pairs)
             if total <= 0:
-                raise FormatError("chance weights sum to 0", where)
+                raise FormatError(f"node {words[1]}: chance weights sum to 0", where)
             line.weights = tuple(p / total for _, p in pairs)
         elif rest[0] in ("leaf", "terminal"):
             if len(rest) < 2 or rest[1] != "payoffs":
@@ -227,7 +238,9 @@ class _TreeReader:
             raise FormatError(f"node /{'/'.join(orphan)} is not reachable from the root",
                               self.nodes[orphan].location)
         names = {raw.infoset: raw.infoset[1] for raw in raws if raw.kind == PLAYER}
-        return build_game("", [f"P{p + 1}" for p in range(players)], raws, names, self.filename)
+        table = NodeTable.from_raw(raws, players, names, self.filename)
+        return build_game("", [f"P{p + 1}" for p in range(players)], table,
+                          [names[key] for key in table.infoset_keys], self.filename)
 
     def _child(self, edges: tuple[str, ...], actor: str, action: str,
                line: _Line) -> tuple[str, ...]:

@@ -18,11 +18,8 @@ import scipy.sparse as sp
 from scipy.optimize import linprog
 
 from solvers.errors import GameRuntimeError
-
-try:  # scipy >= 1.15 ships its HiGHS binding as a private module
-    from scipy.optimize._highspy import _core as _highs
-except ImportError:  # pragma: no cover - older scipy: linprog only
-    _highs = None
+from solvers.highs import core as _highs
+from solvers.highs import highs_model
 
 
 @dataclass(frozen=True)
@@ -49,31 +46,9 @@ def solve_lp(cost: np.ndarray, a_ub: sp.csr_matrix, b_ub: np.ndarray, a_eq: sp.c
     return LpSolution(res.x, float(res.fun), res.ineqlin.marginals)
 
 
-def _finite(values: np.ndarray) -> np.ndarray:
-    return np.clip(values, -_highs.kHighsInf, _highs.kHighsInf)
-
-
 def _solve_direct(cost, a_ub, b_ub, a_eq, b_eq, lower, upper, what, presolve) -> LpSolution:
-    a = sp.vstack([a_ub, a_eq]).tocsc()
     n_ub = a_ub.shape[0]
-    lp = _highs.HighsLp()
-    lp.num_col_, lp.num_row_ = a.shape[1], a.shape[0]
-    lp.col_cost_ = np.asarray(cost, dtype=float)
-    lp.col_lower_ = _finite(np.asarray(lower, dtype=float))
-    lp.col_upper_ = _finite(np.asarray(upper, dtype=float))
-    lp.row_lower_ = np.r_[np.full(n_ub, -_highs.kHighsInf), b_eq].astype(float)
-    lp.row_upper_ = np.r_[b_ub, b_eq].astype(float)
-    matrix = lp.a_matrix_
-    matrix.num_col_, matrix.num_row_ = a.shape[1], a.shape[0]
-    matrix.format_ = _highs.MatrixFormat.kColwise
-    matrix.start_, matrix.index_, matrix.value_ = a.indptr, a.indices, a.data
-    highs = _highs._Highs()
-    options = _highs.HighsOptions()
-    options.output_flag = False
-    options.log_to_console = False
-    options.presolve = "on" if presolve else "off"
-    highs.passOptions(options)
-    highs.passModel(lp)
+    highs = highs_model(cost, a_ub, b_ub, a_eq, b_eq, lower, upper, presolve=presolve)
     highs.run()
     status = highs.getModelStatus()
     if status != _highs.HighsModelStatus.kOptimal:

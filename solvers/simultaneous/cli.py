@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from solvers.errors import GameError
+from solvers.files import prepare_output
 from solvers.matrix.selection import SELECTIONS
 from solvers.report import by_player, root_strategy_text, values_text
 
@@ -111,19 +112,27 @@ def solve_main(argv: list[str]) -> int:
     args = _solve_parser().parse_args(argv)
     if Path(args.game).suffix.lower() != ".efg":
         raise GameError(f"{args.game}: the baseline and ih solvers read .efg files")
-    game = read_simultaneous_efg(args.game, max_nodes=args.max_nodes)
+    started = time.monotonic()
+    strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
+    # the time limit covers reading too
+    game = read_simultaneous_efg(
+        args.game, max_nodes=args.max_nodes, progress=lambda line: print(line, file=sys.stderr),
+        deadline=None if args.time_limit is None else started + args.time_limit)
+    left = None if args.time_limit is None else max(
+        args.time_limit - (time.monotonic() - started), 1e-3)
     solution = SOLVERS[args.solver](game, selection=args.selection,
                                     progress=_progress_printer(args.solver),
-                                    time_limit=args.time_limit, max_nodes=args.max_nodes)
+                                    time_limit=left, max_nodes=args.max_nodes)
     cert = certificate.check(game, solution)
     values = by_player(game.player_names, solution.root_values)
-    if args.strategy:
+    if strategy_path is not None:
         try:
-            with open(args.strategy, "w", encoding="utf-8") as out:
+            with open(strategy_path, "w", encoding="utf-8") as out:
                 for record in strategy_lines(game, solution):
                     out.write(json.dumps(record) + "\n")
         except OSError as exc:
             raise GameError(f"{args.strategy}: cannot write: {exc.strerror or exc}") from None
+        print(f"wrote the strategy to {strategy_path}", file=sys.stderr)
     if args.json:
         print(json.dumps({"solver": args.solver, "values": values,
                           "root_strategy": solution.root_strategy(),

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from solvers.errors import Location, UnsupportedGame
-from solvers.extensive.efg_format import read_efg
+from solvers.extensive.efg_format import Progress, read_efg
 from solvers.extensive.model import CHANCE, PLAYER, ExtensiveGame
 
 from .model import SimultaneousGame, SimultaneousGameBuilder
@@ -33,9 +33,12 @@ FORM = "not a simultaneous-move game in the form of Definition 4.1.9 (player 1 m
        "then player 2 in one information set holding all of player 1's alternatives)"
 
 
-def read_simultaneous_efg(path: str | Path, max_nodes: int | None = None) -> SimultaneousGame:
-    """The simultaneous-move game stored in ``path`` (raises GameError subclasses)."""
-    efg = read_efg(Path(path))
+def read_simultaneous_efg(path: str | Path, max_nodes: int | None = None, *,
+                          progress: Progress | None = None,
+                          deadline: float | None = None) -> SimultaneousGame:
+    """The simultaneous-move game stored in ``path`` (raises GameError subclasses);
+    ``progress`` and ``deadline`` (``time.monotonic()``) go to the streaming reader."""
+    efg = read_efg(Path(path), progress=progress, deadline=deadline)
     return from_extensive(efg, str(path), max_nodes)
 
 
