@@ -1,0 +1,366 @@
+"""Batched evaluation of a grounded GDL game with numpy: many states at once.
+
+A :class:`BatchMachine` is built from a :class:`~gdl.compile.CompiledMachine` (the
+ground program of :mod:`gdl.ground`) and answers the state machine's queries for a
+whole batch of states, or of (state, joint move) transitions, in a few numpy calls.
+
+States are packed bit vectors: ``uint64`` rows of ``n_words`` words where bit ``i``
+(word ``i // 64``, bit ``i % 64``) is the compiled engine's fact ``i``, so a packed
+state and the engine's ``int`` state convert into each other with
+:func:`pack_ints` / :func:`unpack_int` (the per-state engine tests this one).
+
+Algorithm (bit-sliced evaluation of the rule network):
+
+1. Two networks of ground rules over atom ids. The *state network* holds the
+   rules that do not depend on moves (views, ``legal``, ``goal``, ``terminal`` and
+   the ``next`` rules without ``does``), the compiled engine's own. The *move
+   network* holds the move-dependent rules (``next`` rules that mention ``does``
+   and their helpers), ground once over the reachable domain with the ``does``
+   literals kept as atoms, so one network serves every joint move (the per-state
+   engine grounds per move or per joint move instead).
+2. Each network is cut to the cone of its targets and ordered: strongly connected
+   groups of atoms in dependency order, each given a level (1 + the highest level
+   it depends on; atoms without rules are the leaves, level 0). Atoms of one level
+   form one *layer*; a recursive group is a layer of its own, iterated from
+   all-false to its fixpoint.
+3. Bit slicing: every atom is a row of ``uint64`` words over the batch, 64 states
+   (or transitions) per word; row 0 is constant false, row 1 constant true, then
+   the leaves, then the derived atoms. A layer is evaluated in four calls: gather
+   its rules' literal rows (fancy indexing), complement the negative ones (XOR
+   with all-ones), AND-reduce each body (``np.bitwise_and.reduceat`` over the
+   literals, grouped by body) and OR-reduce the bodies of each head
+   (``np.bitwise_or.reduceat``, bodies sorted by head).
+4. A batch of states: the packed states are transposed into fact rows
+   (unpackbits / packbits), the state network is evaluated, and ``terminal``,
+   ``legal(r, m)``, ``goal(r, v)``, the move-free ``next`` facts and the state atoms
+   the move network reads are read out per state (transposed back).
+5. A batch of transitions (state, joint move): the move network's leaves are the
+   ``does`` atoms (set from the joint moves) and the state atoms of step 4, copied
+   from each transition's state; the next state is the move network's ``next``
+   rows OR the state's move-free ``next`` facts, transposed into packed vectors.
+
+Callers chunk their batches (:data:`STATE_CHUNK`, :data:`TRANSITION_CHUNK`) so the
+rows stay within a few tens of MB.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from gdl.compile import CompiledMachine
+from gdl.ground import Budget, Value, sccs
+from solvers.errors import GameRuntimeError
+
+Bodies = list[tuple[tuple[int, ...], tuple[int, ...]]]
+MOVE_GROUNDING_STEPS = 2_000_000   # join steps to ground the move network
+ROW_BYTES = 48 * 2**20             # target size of one network's rows per batch
+ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+FALSE_ROW, TRUE_ROW = 0, 1
+
+
+@dataclass(frozen=True)
+class _Layer:
+    """Rules of atoms that do not depend on each other (step 3's four calls)."""
+
+    literal_rows: np.ndarray    # [L] rows of the literals, body by body
+    negate: np.ndarray          # [L] uint64 all-ones for negative literals, else 0
+    any_negative: bool
+    body_start: np.ndarray      # [B] first literal of each body
+    head_start: np.ndarray      # [H] first body of each head
+    head_rows: np.ndarray       # [H] rows written
+    recursive: bool             # iterate to the fixpoint
+
+
+class Network:
+    """A cone of ground rules compiled into layers (steps 2-3)."""
+
+    def __init__(self, rules: Mapping[int, Bodies], targets: Sequence[int]) -> None:
+        derived: list[int] = []
+        leaves: list[int] = []
+        edges: dict[int, set[int]] = {}
+        seen: set[int] = set()
+        stack = list(dict.fromkeys(targets))
+        while stack:
+            atom = stack.pop()
+            if atom in seen:
+                continue
+            seen.add(atom)
+            if atom not in rules:
+                leaves.append(atom)
+                continue
+            derived.append(atom)
+            deps = {d for pos, neg in rules[atom] for d in (*pos, *neg)}
+            edges[atom] = {d for d in deps if d in rules}
+            stack.extend(deps - seen)
+        self.leaves = sorted(leaves)
+        self.row: dict[int, int] = {a: 2 + i for i, a in enumerate(self.leaves)}
+        components = sccs(sorted(derived), edges) if derived else []
+        level: dict[int, int] = {}
+        grouped: dict[int, list[int]] = {}
+        recursive: list[tuple[int, list[int]]] = []
+        for comp in components:
+            members = set(comp)
+            depth = 1 + max((level[d] for a in comp for d in edges[a] if d not in members),
+                            default=0)
+            for a in comp:
+                level[a] = depth
+            if len(comp) > 1 or comp[0] in edges[comp[0]]:
+                recursive.append((depth, sorted(comp)))
+            else:
+                grouped.setdefault(depth, []).append(comp[0])
+        order: list[tuple[int, bool, list[int]]] = [(d, False, sorted(a)) for d, a in grouped.items()]
+        order += [(d, True, comp) for d, comp in recursive]
+        order.sort(key=lambda item: (item[0], item[1]))
+        for _, _, atoms in order:
+            for a in atoms:
+                self.row[a] = len(self.row) + 2
+        self.n_rows = len(self.row) + 2
+        self.layers = [self._layer(rules, atoms, rec) for _, rec, atoms in order]
+
+    def _layer(self, rules: Mapping[int, Bodies], atoms: list[int], recursive: bool) -> _Layer:
+        rows: list[int] = []
+        negate: list[bool] = []
+        body_start: list[int] = []
+        head_start: list[int] = []
+        for atom in atoms:
+            head_start.append(len(body_start))
+            for pos, neg in rules[atom]:
+                body_start.append(len(rows))
+                rows += [self.row[a] for a in pos] + [self.row[a] for a in neg]
+                negate += [False] * len(pos) + [True] * len(neg)
+                if not pos and not neg:
+                    rows.append(TRUE_ROW)
+                    negate.append(False)
+        flags = np.array(negate, dtype=bool)
+        return _Layer(np.array(rows, dtype=np.int64),
+                      np.where(flags, ALL_ONES, np.uint64(0)).astype(np.uint64),
+                      bool(flags.any()), np.array(body_start, dtype=np.int64),
+                      np.array(head_start, dtype=np.int64),
+                      np.array([self.row[a] for a in atoms], dtype=np.int64), recursive)
+
+    def evaluate(self, leaf_rows: np.ndarray) -> np.ndarray:
+        """[n_rows, W] rows of every atom given the leaves' rows ``[len(leaves), W]``."""
+        words = leaf_rows.shape[1]
+        rows = np.zeros((self.n_rows, words), dtype=np.uint64)
+        rows[TRUE_ROW] = ALL_ONES
+        rows[2:2 + len(self.leaves)] = leaf_rows
+        for layer in self.layers:
+            if not layer.recursive:
+                rows[layer.head_rows] = _apply(layer, rows)
+                continue
+            for _ in range(len(layer.head_rows) + 1):  # Jacobi from all-false
+                heads = _apply(layer, rows)
+                if np.array_equal(heads, rows[layer.head_rows]):
+                    break
+                rows[layer.head_rows] = heads
+        return rows
+
+
+def _apply(layer: _Layer, rows: np.ndarray) -> np.ndarray:
+    gathered = rows[layer.literal_rows]
+    if layer.any_negative:
+        gathered ^= layer.negate[:, None]
+    bodies = np.bitwise_and.reduceat(gathered, layer.body_start, axis=0)
+    return np.bitwise_or.reduceat(bodies, layer.head_start, axis=0)
+
+
+# ------------------------------------------------------------------ bit matrices
+
+
+def bits_to_rows(bits: np.ndarray) -> np.ndarray:
+    """[k, n] bool (n a multiple of 64) -> [k, n / 64] uint64 bit-sliced rows."""
+    return np.packbits(bits, axis=1, bitorder="little").view(np.uint64)
+
+
+def rows_to_bits(rows: np.ndarray, n: int) -> np.ndarray:
+    """[k, W] uint64 rows -> [k, n] bool (the first n columns)."""
+    return np.unpackbits(np.ascontiguousarray(rows).view(np.uint8), axis=1,
+                         bitorder="little", count=n).view(bool)
+
+
+def padded(n: int) -> int:
+    return (n + 63) // 64 * 64
+
+
+def pack_ints(states: Sequence[int], n_words: int) -> np.ndarray:
+    """Engine ``int`` states -> [n, n_words] uint64 packed vectors."""
+    data = b"".join(s.to_bytes(8 * n_words, "little") for s in states)
+    return np.frombuffer(data, dtype="<u8").reshape(len(states), n_words).astype(np.uint64)
+
+
+def unpack_int(vector: np.ndarray) -> int:
+    """One packed vector -> the engine's ``int`` state."""
+    return int.from_bytes(np.ascontiguousarray(vector, dtype="<u8").tobytes(), "little")
+
+
+# ------------------------------------------------------------------- the machine
+
+
+@dataclass
+class StateBatch:
+    """Step 4's read-out for ``n`` states (bool arrays, one row per state)."""
+
+    terminal: np.ndarray        # [n]
+    legal: np.ndarray           # [n, n_moves] in the engine's move bit order
+    goal: np.ndarray            # [n, n_goals] in the engine's goal atom order
+    next_free: np.ndarray       # [n, n_facts] the move-free ``next`` facts
+    outer: np.ndarray           # [n_outer, n] state atoms the move network reads
+
+
+class BatchMachine:
+    """The batched queries of a compiled game (see the module docstring).
+
+    Raises :class:`~solvers.errors.LimitReached` when the move network does not
+    ground within :data:`MOVE_GROUNDING_STEPS` join steps (callers then expand
+    state by state).
+    """
+
+    def __init__(self, machine: CompiledMachine) -> None:
+        self.machine = machine
+        self.roles = machine.roles
+        self.n_facts = len(machine._facts)
+        self.n_words = max(1, (self.n_facts + 63) // 64)
+        moves = list(machine._move_atoms)
+        self.n_moves = len(moves)
+        role_index = machine._role_index
+        self.move_role = np.array([role_index[a[1]] for a in moves], dtype=np.int64)
+        goal_atoms = machine._goal_atoms
+        self.goal_role = np.array([role_index[a[1]] for a in goal_atoms], dtype=np.int64)
+        self.goal_value = np.array([_goal_number(a) for a in goal_atoms], dtype=np.float64)
+        self.goal_text = [str(a[2]) for a in goal_atoms]
+        ids = dict(machine._atom_ids)
+
+        def atom(value: Value) -> int:
+            return ids.setdefault(value, len(ids))
+
+        state_rules: Mapping[int, Bodies] = machine._state_rules
+        self._legal_atoms = [atom(("legal", a[1], a[2])) for a in moves]
+        self._goal_atoms = [atom(a) for a in goal_atoms]
+        self._terminal_atom = atom("terminal")
+        self._next_atoms = [atom(("next", f)) for f in machine._facts]
+        self._does_atoms = [atom(a) for a in moves]
+
+        game = machine._game
+        move_ground = game.instantiate(
+            [r for k in game.dynamic for r in game.rules_by_head.get(k, ()) if game._is_move_rule(r)],
+            game.tables, exact=game.is_static, folded=game.is_static,
+            budget=Budget(max_steps=MOVE_GROUNDING_STEPS))
+        move_rules: dict[int, Bodies] = {}
+        for g in move_ground:
+            body = (tuple(atom(a) for a in g.pos), tuple(atom(a) for a in g.neg))
+            move_rules.setdefault(atom(g.head), []).append(body)
+        self.move_net = Network(move_rules, [a for a in self._next_atoms if a in move_rules])
+        does_set = set(self._does_atoms)
+        self._outer_atoms = [a for a in self.move_net.leaves if a not in does_set]
+        # move bit -> leaf index in the move network (-1: no rule reads it)
+        leaf_index = {a: i for i, a in enumerate(self.move_net.leaves)}
+        self._does_leaf = np.array([leaf_index.get(a, -1) for a in self._does_atoms],
+                                   dtype=np.int64)
+        self._outer_leaf = np.array([leaf_index[a] for a in self._outer_atoms], dtype=np.int64)
+        self._move_next = [(i, self.move_net.row[a]) for i, a in enumerate(self._next_atoms)
+                           if a in move_rules]
+
+        free_next = [a for a in self._next_atoms if a in state_rules]
+        targets = (self._legal_atoms + self._goal_atoms + [self._terminal_atom]
+                   + free_next + self._outer_atoms)
+        self.state_net = Network(state_rules, targets)
+        true_bits = machine._true_bits
+        self._state_leaf_fact = np.array([true_bits.get(a, -1) for a in self.state_net.leaves],
+                                         dtype=np.int64)
+        row = self.state_net.row
+        self._legal_rows = np.array([row.get(a, FALSE_ROW) for a in self._legal_atoms], dtype=np.int64)
+        self._goal_rows = np.array([row.get(a, FALSE_ROW) for a in self._goal_atoms], dtype=np.int64)
+        self._terminal_row = row.get(self._terminal_atom, FALSE_ROW)
+        self._free_next_rows = np.array([row.get(a, FALSE_ROW) for a in self._next_atoms],
+                                        dtype=np.int64)
+        self._outer_rows = np.array([row.get(a, FALSE_ROW) for a in self._outer_atoms],
+                                    dtype=np.int64)
+        self.state_chunk = _chunk(self.state_net.n_rows)
+        self.transition_chunk = _chunk(self.move_net.n_rows + self.n_facts)
+
+    # -- conversions
+    def initial_state(self) -> np.ndarray:
+        return pack_ints([self.machine.initial_state()], self.n_words)[0]
+
+    # -- step 4
+    def evaluate_states(self, packed: np.ndarray) -> StateBatch:
+        """Terminal, legal, goals and what transitions need, for [n, n_words] states
+        (at most :attr:`state_chunk` of them)."""
+        n = len(packed)
+        width = padded(n)
+        facts = np.zeros((width, self.n_words * 64), dtype=bool)
+        facts[:n] = np.unpackbits(np.ascontiguousarray(packed).view(np.uint8), axis=1,
+                                  bitorder="little").view(bool)
+        fact_rows = bits_to_rows(np.ascontiguousarray(facts.T))
+        leaf = self._state_leaf_fact
+        leaf_rows = np.zeros((len(leaf), width // 64), dtype=np.uint64)
+        known = leaf >= 0
+        leaf_rows[known] = fact_rows[leaf[known]]
+        rows = self.state_net.evaluate(leaf_rows)
+        return StateBatch(
+            terminal=rows_to_bits(rows[[self._terminal_row]], n)[0],
+            legal=rows_to_bits(rows[self._legal_rows], n).T,
+            goal=rows_to_bits(rows[self._goal_rows], n).T,
+            next_free=rows_to_bits(rows[self._free_next_rows], n).T,
+            outer=rows_to_bits(rows[self._outer_rows], n))
+
+    # -- step 5
+    def next_states(self, batch: StateBatch, parent: np.ndarray,
+                    moves: Sequence[np.ndarray]) -> np.ndarray:
+        """[T, n_words] packed next states of the transitions (``parent[t]``, a row of
+        ``batch``, with the move bits ``moves[r][t]``, one array per role or slot)."""
+        t = len(parent)
+        width = padded(t)
+        net = self.move_net
+        leaves = np.zeros((len(net.leaves), width), dtype=bool)
+        if len(self._outer_leaf):
+            leaves[self._outer_leaf, :t] = batch.outer[:, parent]
+        columns = np.arange(t)
+        for move in moves:
+            leaf = self._does_leaf[move]
+            used = leaf >= 0
+            leaves[leaf[used], columns[used]] = True
+        out = np.zeros((width, self.n_words * 64), dtype=bool)
+        out[:t, :self.n_facts] = batch.next_free[parent]
+        if self._move_next:
+            rows = net.evaluate(bits_to_rows(leaves))
+            facts = np.array([f for f, _ in self._move_next], dtype=np.int64)
+            bits = rows_to_bits(rows[[r for _, r in self._move_next]], t)
+            out[:t, facts] |= bits.T
+        return np.packbits(out[:t], axis=1, bitorder="little").view(np.uint64)
+
+    # -- helpers for the expansion
+    def role_moves(self, role: int) -> np.ndarray:
+        """The move bits of a role, ascending (the engine's legal move order)."""
+        return np.flatnonzero(self.move_role == role)
+
+    def goals_of(self, batch: StateBatch, rows: np.ndarray, role: int,
+                 states: Sequence[int]) -> np.ndarray:
+        """[len(rows)] goal values of ``role`` at the given batch rows; exactly one
+        value each, as the engine requires (``states`` name them in the error)."""
+        columns = np.flatnonzero(self.goal_role == role)
+        held = batch.goal[np.ix_(rows, columns)]
+        counts = held.sum(axis=1)
+        bad = np.flatnonzero(counts != 1)
+        if len(bad):
+            state = self.machine._describe(states[bad[0]])
+            raise GameRuntimeError(f"role {self.roles[role]} has {counts[bad[0]]} goal values "
+                                   f"in state {state}")
+        values = self.goal_value[columns]
+        if np.isnan(values[held.argmax(axis=1)]).any():
+            raise GameRuntimeError(f"role {self.roles[role]} has a non-numeric goal value")
+        return values[held.argmax(axis=1)]
+
+
+def _goal_number(atom: Value) -> float:
+    value = atom[2]
+    return float(value) if isinstance(value, str) and value.isdigit() else float("nan")
+
+
+def _chunk(n_rows: int) -> int:
+    """Batch size (a multiple of 64) whose bool leaves (a byte per atom and item,
+    8 times the bit rows) take about :data:`ROW_BYTES`."""
+    return max(64, min(1 << 17, ROW_BYTES // max(1, n_rows) // 64 * 64))
