@@ -128,7 +128,7 @@ def expand_dag(machine: StateMachine, root: State | None = None, *, budget: Budg
         except LimitReached:
             batch_machine = None
         if batch_machine is not None:
-            return _BatchedExpansion(batch_machine, budget, progress).run(root)
+            return BatchedExpansion(batch_machine, budget, progress).run(root)
     return from_graph(expand_states(machine, root, budget=budget, progress=progress))
 
 
@@ -183,7 +183,7 @@ class _Grow:
         return out
 
 
-class _BatchedExpansion:
+class BatchedExpansion:
     """Steps 1-6 of the module docstring."""
 
     def __init__(self, machine: BatchMachine, budget: Budget,
@@ -275,9 +275,7 @@ class _BatchedExpansion:
         self.payoff.extend(payoff)
         sets = np.full(n, -1, dtype=np.int32)
         if live.any():
-            move_rows = np.packbits(np.pad(batch.legal[live], ((0, 0), (0, -bm.n_moves % 64))),
-                                    axis=1, bitorder="little").view(np.uint64)
-            numbers, _ = self.legal.add(move_rows)
+            numbers, _ = self.legal.add(batch.legal_packed[live])
             sets[live] = numbers
         self.legal_set.extend(sets)
         sizes = counts.prod(axis=1)

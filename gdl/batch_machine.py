@@ -169,20 +169,43 @@ def _apply(layer: _Layer, rows: np.ndarray) -> np.ndarray:
 
 # ------------------------------------------------------------------ bit matrices
 
+_SWAPS = ((np.uint64(7), np.uint64(0x00AA00AA00AA00AA)),
+          (np.uint64(14), np.uint64(0x0000CCCC0000CCCC)),
+          (np.uint64(28), np.uint64(0x00000000F0F0F0F0)))
 
-def bits_to_rows(bits: np.ndarray) -> np.ndarray:
-    """[k, n] bool (n a multiple of 64) -> [k, n / 64] uint64 bit-sliced rows."""
-    return np.packbits(bits, axis=1, bitorder="little").view(np.uint64)
+
+def transpose_bits(matrix: np.ndarray) -> np.ndarray:
+    """The transpose of a bit matrix: [R, C / 64] uint64 rows (R a multiple of 64)
+    -> [C, R / 64]. Blocks of 8 x 8 bits are gathered into words (a byte-level
+    transpose), transposed inside the word by three delta swaps, and scattered
+    back; about ten times faster than unpacking to bools and transposing those."""
+    r, c = matrix.shape[0], matrix.shape[1] * 64
+    blocks = np.ascontiguousarray(np.ascontiguousarray(matrix).view(np.uint8)
+                                  .reshape(r // 8, 8, c // 8).transpose(0, 2, 1))
+    x = blocks.view(np.uint64)[..., 0]
+    for shift, mask in _SWAPS:
+        t = (x ^ (x >> shift)) & mask
+        x = x ^ t ^ (t << shift)
+    out = x[..., None].view(np.uint8).reshape(r // 8, c // 8, 8).transpose(1, 2, 0)
+    return np.ascontiguousarray(out).reshape(c, r // 8).view(np.uint64)
 
 
-def rows_to_bits(rows: np.ndarray, n: int) -> np.ndarray:
-    """[k, W] uint64 rows -> [k, n] bool (the first n columns)."""
-    return np.unpackbits(np.ascontiguousarray(rows).view(np.uint8), axis=1,
-                         bitorder="little", count=n).view(bool)
+def rows_to_packed(rows: np.ndarray, n: int) -> np.ndarray:
+    """[k, W] bit-sliced rows -> [n, ceil(k / 64)] packed per item."""
+    k = len(rows)
+    full = np.zeros((max(64, padded(k)), rows.shape[1]), dtype=np.uint64)
+    full[:k] = rows
+    return transpose_bits(full)[:n]
+
+
+def packed_to_bits(packed: np.ndarray, k: int) -> np.ndarray:
+    """[n, w] packed -> [n, k] bool (the first k bits of each item)."""
+    return np.unpackbits(np.ascontiguousarray(packed).view(np.uint8), axis=1,
+                         bitorder="little", count=k).view(bool)
 
 
 def padded(n: int) -> int:
-    return (n + 63) // 64 * 64
+    return max(64, (n + 63) // 64 * 64)
 
 
 def pack_ints(states: Sequence[int], n_words: int) -> np.ndarray:
@@ -203,11 +226,13 @@ def unpack_int(vector: np.ndarray) -> int:
 class StateBatch:
     """Step 4's read-out for ``n`` states (bool arrays, one row per state)."""
 
-    terminal: np.ndarray        # [n]
-    legal: np.ndarray           # [n, n_moves] in the engine's move bit order
-    goal: np.ndarray            # [n, n_goals] in the engine's goal atom order
-    next_free: np.ndarray       # [n, n_facts] the move-free ``next`` facts
-    outer: np.ndarray           # [n_outer, n] state atoms the move network reads
+    terminal: np.ndarray        # [n] bool
+    legal: np.ndarray           # [n, n_moves] bool, in the engine's move bit order
+    legal_packed: np.ndarray    # the same packed, [n, ceil(n_moves / 64)] uint64
+    goal: np.ndarray            # [n, n_goals] bool, in the engine's goal atom order
+    next_free: np.ndarray       # [n, n_words] packed: the move-free ``next`` facts
+    outer: np.ndarray           # [n, ceil(n_outer / 64)] packed: state atoms the move
+    #                             network reads
 
 
 class BatchMachine:
@@ -255,13 +280,19 @@ class BatchMachine:
         self.move_net = Network(move_rules, [a for a in self._next_atoms if a in move_rules])
         does_set = set(self._does_atoms)
         self._outer_atoms = [a for a in self.move_net.leaves if a not in does_set]
-        # move bit -> leaf index in the move network (-1: no rule reads it)
-        leaf_index = {a: i for i, a in enumerate(self.move_net.leaves)}
-        self._does_leaf = np.array([leaf_index.get(a, -1) for a in self._does_atoms],
-                                   dtype=np.int64)
-        self._outer_leaf = np.array([leaf_index[a] for a in self._outer_atoms], dtype=np.int64)
-        self._move_next = [(i, self.move_net.row[a]) for i, a in enumerate(self._next_atoms)
-                           if a in move_rules]
+        # A transition's leaves as one packed vector: the outer atoms in bits
+        # 0.., then from word ``outer_words`` the does atoms the network reads.
+        self.outer_words = (len(self._outer_atoms) + 63) // 64
+        used_does = [a for a in self._does_atoms if a in self.move_net.row]
+        self.leaf_words = self.outer_words + (len(used_does) + 63) // 64
+        bit = {a: i for i, a in enumerate(self._outer_atoms)}
+        bit.update({a: self.outer_words * 64 + i for i, a in enumerate(used_does)})
+        self._leaf_bit = np.array([bit[a] for a in self.move_net.leaves], dtype=np.int64)
+        self._does_bit = np.array([bit.get(a, -1) for a in self._does_atoms], dtype=np.int64)
+        self._move_next_facts = np.array([i for i, a in enumerate(self._next_atoms)
+                                          if a in move_rules], dtype=np.int64)
+        self._move_next_rows = np.array([self.move_net.row[a] for a in self._next_atoms
+                                         if a in move_rules], dtype=np.int64)
 
         free_next = [a for a in self._next_atoms if a in state_rules]
         targets = (self._legal_atoms + self._goal_atoms + [self._terminal_atom]
@@ -290,22 +321,21 @@ class BatchMachine:
         """Terminal, legal, goals and what transitions need, for [n, n_words] states
         (at most :attr:`state_chunk` of them)."""
         n = len(packed)
-        width = padded(n)
-        facts = np.zeros((width, self.n_words * 64), dtype=bool)
-        facts[:n] = np.unpackbits(np.ascontiguousarray(packed).view(np.uint8), axis=1,
-                                  bitorder="little").view(bool)
-        fact_rows = bits_to_rows(np.ascontiguousarray(facts.T))
+        states = np.zeros((padded(n), self.n_words), dtype=np.uint64)
+        states[:n] = packed
+        fact_rows = transpose_bits(states)
         leaf = self._state_leaf_fact
-        leaf_rows = np.zeros((len(leaf), width // 64), dtype=np.uint64)
+        leaf_rows = np.zeros((len(leaf), len(fact_rows[0])), dtype=np.uint64)
         known = leaf >= 0
         leaf_rows[known] = fact_rows[leaf[known]]
         rows = self.state_net.evaluate(leaf_rows)
+        legal = rows_to_packed(rows[self._legal_rows], n)
         return StateBatch(
-            terminal=rows_to_bits(rows[[self._terminal_row]], n)[0],
-            legal=rows_to_bits(rows[self._legal_rows], n).T,
-            goal=rows_to_bits(rows[self._goal_rows], n).T,
-            next_free=rows_to_bits(rows[self._free_next_rows], n).T,
-            outer=rows_to_bits(rows[self._outer_rows], n))
+            terminal=packed_to_bits(rows_to_packed(rows[[self._terminal_row]], n), 1)[:, 0],
+            legal=packed_to_bits(legal, self.n_moves), legal_packed=legal,
+            goal=packed_to_bits(rows_to_packed(rows[self._goal_rows], n), len(self._goal_rows)),
+            next_free=rows_to_packed(rows[self._free_next_rows], n)[:, :self.n_words],
+            outer=rows_to_packed(rows[self._outer_rows], n)[:, :self.outer_words])
 
     # -- step 5
     def next_states(self, batch: StateBatch, parent: np.ndarray,
@@ -313,24 +343,23 @@ class BatchMachine:
         """[T, n_words] packed next states of the transitions (``parent[t]``, a row of
         ``batch``, with the move bits ``moves[r][t]``, one array per role or slot)."""
         t = len(parent)
+        children = batch.next_free[parent]
+        if not len(self._move_next_rows):
+            return children
         width = padded(t)
-        net = self.move_net
-        leaves = np.zeros((len(net.leaves), width), dtype=bool)
-        if len(self._outer_leaf):
-            leaves[self._outer_leaf, :t] = batch.outer[:, parent]
+        leaves = np.zeros((width, self.leaf_words), dtype=np.uint64)
+        leaves[:t, :self.outer_words] = batch.outer[parent]
         columns = np.arange(t)
         for move in moves:
-            leaf = self._does_leaf[move]
-            used = leaf >= 0
-            leaves[leaf[used], columns[used]] = True
-        out = np.zeros((width, self.n_words * 64), dtype=bool)
-        out[:t, :self.n_facts] = batch.next_free[parent]
-        if self._move_next:
-            rows = net.evaluate(bits_to_rows(leaves))
-            facts = np.array([f for f, _ in self._move_next], dtype=np.int64)
-            bits = rows_to_bits(rows[[r for _, r in self._move_next]], t)
-            out[:t, facts] |= bits.T
-        return np.packbits(out[:t], axis=1, bitorder="little").view(np.uint64)
+            bit = self._does_bit[move]
+            used = bit >= 0
+            word, shift = bit[used] // 64, (bit[used] % 64).astype(np.uint64)
+            leaves[columns[used], word] |= np.left_shift(np.uint64(1), shift)
+        rows = self.move_net.evaluate(transpose_bits(leaves)[self._leaf_bit])
+        facts = np.zeros((self.n_words * 64, width // 64), dtype=np.uint64)
+        facts[self._move_next_facts] = rows[self._move_next_rows]
+        children |= transpose_bits(facts)[:t]
+        return children
 
     # -- helpers for the expansion
     def role_moves(self, role: int) -> np.ndarray:

@@ -7,17 +7,16 @@ plus 4-8 bytes for the table.
 Algorithm:
 
 1. A row's 64-bit hash mixes its words (multiply-xorshift, splitmix64's finaliser).
-2. A batch is first made unique within itself: ``np.unique`` on the hashes, then
-   every row is compared word by word with the representative of its hash; a
-   mismatch (two rows with one hash) falls back to an exact unique over the
-   rows' bytes. Representatives are kept in order of first occurrence.
+2. A batch is first made unique within itself through a scratch hash table
+   (:func:`unique_rows`), comparing rows in full; representatives are kept in
+   order of first occurrence.
 3. The table is open addressing with linear probing over int32 row numbers
    (-1 empty), at most :data:`MAX_LOAD` full. A look-up probes all rows of the
    batch at once: at an empty slot the row is absent, at a full one the stored
    row is compared in full (a hash alone is never trusted), else the next slot.
 4. Absent rows get the next numbers in order of first occurrence, are appended,
-   and are inserted by the same probing; rows that race for one empty slot are
-   settled by taking the first and moving the others on. The table doubles and is
+   and are inserted by the same probing; rows that race for one empty slot all
+   write it, one of them holds it, and the others move on. The table doubles and is
    rebuilt from the rows when the load passes :data:`MAX_LOAD`.
 """
 
@@ -50,15 +49,38 @@ def hash_rows(rows: np.ndarray) -> np.ndarray:
 
 def unique_rows(rows: np.ndarray, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(first, inverse): the first occurrence of each distinct row, in order, and
-    each row's index into ``first`` (step 2; exact)."""
-    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
-    if not (rows == rows[first[inverse]]).all():  # a hash shared by two rows
-        view = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.dtype.itemsize * rows.shape[1])))
-        _, first, inverse = np.unique(view.ravel(), return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    return first[order], rank[inverse.ravel()]
+    each row's index into ``first`` (step 2; exact, no sorting).
+
+    A scratch table of twice the batch's size is probed like the big one: rows at
+    an empty slot write their index there (equal rows have equal probe sequences,
+    so they arrive together and one of them claims the slot), then each row
+    compares itself in full with the slot's claimant: equal means a duplicate of
+    it, else the row probes on.
+    """
+    n = len(rows)
+    slots = np.full(_power_of_two(2 * n), -1, dtype=np.int64)
+    mask = len(slots) - 1
+    claimant = np.empty(n, dtype=np.int64)
+    active = np.arange(n)
+    slot = (hashes & np.uint64(mask)).astype(np.int64)
+    while len(active):
+        held = slots[slot]
+        empty = held < 0
+        if empty.any():  # in reverse, so the first row usually wins (fixed below if not)
+            slots[slot[empty][::-1]] = active[empty][::-1]
+            held = slots[slot]
+        same = (rows[held] == rows[active]).all(axis=1)
+        claimant[active[same]] = held[same]
+        active, slot = active[~same], (slot[~same] + 1) & mask
+    order = np.arange(n)
+    if (claimant > order).any():  # a later row claimed for its group: take the first
+        first_of = np.full(n, n, dtype=np.int64)
+        np.minimum.at(first_of, claimant, order)
+        claimant = first_of[claimant]
+    first = np.flatnonzero(claimant == order)
+    index = np.empty(n, dtype=np.int64)
+    index[first] = np.arange(len(first))
+    return first, index[claimant]
 
 
 class RowTable:
@@ -117,12 +139,9 @@ class RowTable:
         mask = len(self._slots) - 1
         slot = (hashes & np.uint64(mask)).astype(np.int64)
         while len(numbers):  # a row whose slot is taken probes on from the next one
-            free = np.flatnonzero(self._slots[slot] < 0)
-            _, first = np.unique(slot[free], return_index=True)
-            winners = free[first]
-            self._slots[slot[winners]] = numbers[winners]
-            left = np.ones(len(numbers), dtype=bool)
-            left[winners] = False
+            free = self._slots[slot] < 0
+            self._slots[slot[free]] = numbers[free]   # rows racing for a slot: one wins
+            left = self._slots[slot] != numbers
             numbers, slot = numbers[left], (slot[left] + 1) & mask
 
     def _append(self, rows: np.ndarray) -> None:
