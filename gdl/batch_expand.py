@@ -201,7 +201,7 @@ class BatchedExpansion:
         self.legal_set = _Grow(np.int32)
         self.entry_child = _Grow(np.int32)
         self.transitions = 0
-        self.levels = [0]
+        self.levels = [0, 1]   # first state of each level, then the end of the last
         self.start = time.perf_counter()
         self.last_line = self.start
         self.base_memory = _resident_mb()
@@ -218,7 +218,8 @@ class BatchedExpansion:
             for start in range(low, high, bm.state_chunk):
                 self._expand_chunk(start, min(high, start + bm.state_chunk))
             low, high = high, self.states.n
-            self.levels.append(high)
+            if high > low:
+                self.levels.append(high)
         if self.counts.data[0, 0] == 0:
             raise UnsupportedGame("the root state is terminal: there is nothing to solve")
         counts = self.counts.trimmed()
@@ -237,7 +238,7 @@ class BatchedExpansion:
                               legal_rows=self.legal.trimmed(),
                               level_start=np.array(self.levels, dtype=np.int64))
         if self.progress is not None and seconds >= PROGRESS_SECONDS:
-            self._report(final=True)
+            self._report()
         return result
 
     def _expand_chunk(self, start: int, stop: int) -> None:
@@ -337,10 +338,10 @@ class BatchedExpansion:
             self.last_line = now
             self._report()
 
-    def _report(self, final: bool = False) -> None:
+    def _report(self) -> None:
         elapsed = max(time.perf_counter() - self.start, 1e-9)
         found = self.states.n
-        level = len(self.levels) - (2 if final else 1)
+        level = len(self.levels) - 2
         self.progress(f"expand: {found:,} states found, {found / elapsed:,.0f} states/s, "  # type: ignore[misc]
                       f"{self.transitions / elapsed:,.0f} transitions/s, level {level}, "
                       f"{self.held_bytes() / 2**20:,.0f} MB held "
