@@ -45,7 +45,15 @@ import numpy as np
 
 from gdl.batch_machine import BatchMachine, StateBatch, pack_ints, unpack_int
 from gdl.compile import CompiledMachine
-from gdl.expand import PROGRESS_SECONDS, Budget, StateGraph, _resident_mb, expand_states, players_of
+from gdl.expand import (
+    PROGRESS_SECONDS,
+    Budget,
+    StateGraph,
+    _resident_mb,
+    check_limits,
+    expand_states,
+    players_of,
+)
 from gdl.machine import Move, State, StateMachine
 from gdl.row_table import RowTable
 from solvers.errors import GameRuntimeError, LimitReached, UnsupportedGame
@@ -322,18 +330,8 @@ class BatchedExpansion:
                                               self.entry_child)))
 
     def _check_budget(self) -> None:
-        budget = self.budget
         now = time.perf_counter()
-        found = self.states.n
-        if self.deadline is not None and now >= self.deadline:
-            raise LimitReached(f"expansion stopped: the time limit of {budget.time_limit:g} s "
-                               f"was reached with {found:,} states found (raise --time-limit)")
-        if budget.memory_mb is not None:
-            used = _resident_mb() - self.base_memory
-            if used >= budget.memory_mb:
-                raise LimitReached(f"expansion stopped: the memory budget of "
-                                   f"{budget.memory_mb:,.0f} MB was reached with {found:,} "
-                                   "states found")
+        check_limits(self.budget, self.deadline, self.base_memory, self.states.n, now)
         if self.progress is not None and now - self.last_line >= PROGRESS_SECONDS:
             self.last_line = now
             self._report()

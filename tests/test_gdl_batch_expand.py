@@ -13,6 +13,7 @@ from conftest import GAMES, shared_path
 from test_gdl_solve_expand import COIN, CYCLE, NIM
 
 import gdl.batch_expand
+import gdl.expand
 import gdl.row_table
 from gdl.batch_expand import DagExpansion, expand_dag, from_graph
 from gdl.expand import Budget, expand_states
@@ -116,7 +117,7 @@ def test_budgets_stop_with_one_line(monkeypatch) -> None:
     with pytest.raises(LimitReached, match="time limit of 0 s"):
         expand_dag(machine, budget=Budget(time_limit=0.0))
     used = iter(range(0, 10**6, 100))       # resident MB grows by 100 at each check
-    monkeypatch.setattr(gdl.batch_expand, "_resident_mb", lambda: float(next(used)))
+    monkeypatch.setattr(gdl.expand, "_resident_mb", lambda: float(next(used)))
     with pytest.raises(LimitReached, match="memory budget of 250 MB"):
         expand_dag(machine, budget=Budget(memory_mb=250))
 
