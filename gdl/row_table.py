@@ -69,7 +69,7 @@ def unique_rows(rows: np.ndarray, hashes: np.ndarray) -> tuple[np.ndarray, np.nd
         if empty.any():  # in reverse, so the first row usually wins (fixed below if not)
             slots[slot[empty][::-1]] = active[empty][::-1]
             held = slots[slot]
-        same = (rows[held] == rows[active]).all(axis=1)
+        same = _same(rows, held, rows, active)
         claimant[active[same]] = held[same]
         active, slot = active[~same], (slot[~same] + 1) & mask
     order = np.arange(n)
@@ -130,7 +130,7 @@ class RowTable:
             held = self._slots[slot].astype(np.int64)
             full = held >= 0
             active, slot, held = active[full], slot[full], held[full]
-            same = (self._rows[held] == rows[active]).all(axis=1)
+            same = _same(self._rows, held, rows, active)
             found[active[same]] = held[same]
             active, slot = active[~same], (slot[~same] + 1) & mask
         return found
@@ -167,6 +167,13 @@ class RowTable:
         self._rows = rows
         self._slots = np.full(1, -1, dtype=np.int32)
         return rows
+
+
+def _same(a: np.ndarray, i: np.ndarray, b: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Rows ``a[i]`` equal to rows ``b[j]``, word for word."""
+    if a.shape[1] == 1:  # the common case of small games: one word, no 2-D reduction
+        return a[i, 0] == b[j, 0]
+    return (a[i] == b[j]).all(axis=1)
 
 
 def _power_of_two(n: float) -> int:
