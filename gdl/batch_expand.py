@@ -274,6 +274,9 @@ class BatchedExpansion:
             offsets.append(np.concatenate([[0], np.cumsum(per_state)[:-1]]))
         if self.nature is None:
             counts[live, 2] = 1
+        if counts.max(initial=0) > np.iinfo(np.uint16).max:
+            raise UnsupportedGame(f"a state has {counts.max():,} legal moves for one role, more "
+                                  "than the compact DAG's uint16 action counts hold")
         self.counts.extend(counts)
         payoff = np.zeros((n, 2))
         ended = np.flatnonzero(terminal)

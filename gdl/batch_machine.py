@@ -290,7 +290,12 @@ class BatchMachine:
         bit = {a: i for i, a in enumerate(self._outer_atoms)}
         bit.update({a: self.outer_words * 64 + i for i, a in enumerate(used_does)})
         self._leaf_bit = np.array([bit[a] for a in self.move_net.leaves], dtype=np.int64)
-        self._does_bit = np.array([bit.get(a, -1) for a in self._does_atoms], dtype=np.int64)
+        # per move: the word of the leaf vector its does bit is in and the bit as a
+        # mask; a move no rule reads sets nothing (mask 0)
+        does_bit = np.array([bit.get(a, -1) for a in self._does_atoms], dtype=np.int64)
+        self._does_word = np.where(does_bit >= 0, does_bit // 64, self.outer_words)
+        self._does_mask = np.where(does_bit >= 0, np.left_shift(
+            np.uint64(1), (does_bit % 64).astype(np.uint64)), np.uint64(0)).astype(np.uint64)
         self._move_next_facts = np.array([i for i, a in enumerate(self._next_atoms)
                                           if a in move_rules], dtype=np.int64)
         self._move_next_rows = np.array([self.move_net.row[a] for a in self._next_atoms
@@ -349,14 +354,15 @@ class BatchMachine:
         if not len(self._move_next_rows):
             return children
         width = padded(t)
-        leaves = np.zeros((width, self.leaf_words), dtype=np.uint64)
+        leaves = np.zeros((width, max(self.leaf_words, self.outer_words + 1)), dtype=np.uint64)
         leaves[:t, :self.outer_words] = batch.outer[parent]
-        columns = np.arange(t)
-        for move in moves:
-            bit = self._does_bit[move]
-            used = bit >= 0
-            word, shift = bit[used] // 64, (bit[used] % 64).astype(np.uint64)
-            leaves[columns[used], word] |= np.left_shift(np.uint64(1), shift)
+        if self.leaf_words - self.outer_words <= 1:  # one word of moves: OR the masks
+            for move in moves:
+                leaves[:t, self.outer_words] |= self._does_mask[move]
+        else:
+            columns = np.arange(t)
+            for move in moves:
+                leaves[columns, self._does_word[move]] |= self._does_mask[move]
         rows = self.move_net.evaluate(transpose_bits(leaves)[self._leaf_bit])
         facts = np.zeros((self.n_words * 64, width // 64), dtype=np.uint64)
         facts[self._move_next_facts] = rows[self._move_next_rows]
