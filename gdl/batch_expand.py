@@ -56,7 +56,7 @@ from gdl.expand import (
 )
 from gdl.machine import Move, State, StateMachine
 from gdl.row_table import RowTable
-from solvers.errors import GameRuntimeError, LimitReached, UnsupportedGame
+from solvers.errors import GameError, GameRuntimeError, LimitReached, UnsupportedGame
 from solvers.simultaneous.dag import StateDag
 
 
@@ -124,18 +124,24 @@ def expand_dag(machine: StateMachine, root: State | None = None, *, budget: Budg
     """The game below ``root`` (default: the initial state) as a StateDag.
 
     ``batched=None`` takes the batched path when the machine is compiled and its
-    move rules ground (else the per-state path); True insists, False refuses it.
+    move rules ground (else the per-state path, saying why on ``progress``); True
+    insists (GameError / LimitReached if it cannot), False refuses it.
     ``budget`` defaults to :class:`gdl.expand.Budget`'s defaults.
     """
     budget = Budget() if budget is None else budget
-    if batched is None:
-        batched = isinstance(machine, CompiledMachine)
-    if batched:
+    compiled = isinstance(machine, CompiledMachine)
+    if batched and not compiled:
+        raise GameError(f"the batched expansion needs the compiled engine, not the "
+                        f"{machine.engine_name} one")
+    if compiled and batched is not False:
         try:
             batch_machine = BatchMachine(machine)  # type: ignore[arg-type]
-        except LimitReached:
-            batch_machine = None
-        if batch_machine is not None:
+        except LimitReached as exc:
+            if batched:
+                raise
+            if progress is not None:
+                progress(f"expand: state by state ({exc.message} for the batched path)")
+        else:
             return BatchedExpansion(batch_machine, budget, progress).run(root)
     return from_graph(expand_states(machine, root, budget=budget, progress=progress))
 

@@ -13,13 +13,14 @@ from conftest import GAMES, shared_path
 from test_gdl_solve_expand import COIN, CYCLE, NIM
 
 import gdl.batch_expand
+import gdl.batch_machine
 import gdl.expand
 import gdl.row_table
 from gdl.batch_expand import DagExpansion, expand_dag, from_graph
 from gdl.expand import Budget, expand_states
 from gdl.machine import load_machine
 from gdl.row_table import RowTable, unique_rows
-from solvers.errors import LimitReached, UnsupportedGame
+from solvers.errors import GameError, LimitReached, UnsupportedGame
 
 UNLIMITED = Budget(max_states=None, memory_mb=None)
 
@@ -112,6 +113,17 @@ def test_general_engine_takes_the_per_state_path(game: str) -> None:
         assert general.state_to_kif(s) == batched.state_to_kif(s)
     for field in ("n0", "n1", "nk", "entry_start", "entry_child", "payoff"):
         assert np.array_equal(getattr(general.dag, field), getattr(batched.dag, field)), field
+
+
+def test_path_choice_is_explicit(monkeypatch) -> None:
+    with pytest.raises(GameError, match="needs the compiled engine"):
+        expand_dag(load_machine(NIM, engine="general"), batched=True)
+    # move rules that do not ground within the budget: state by state, said on progress
+    monkeypatch.setattr(gdl.batch_machine, "MOVE_GROUNDING_STEPS", 1)
+    lines: list[str] = []
+    result = expand_dag(load_machine(NIM, engine="compiled"), progress=lines.append)
+    assert not result.batched and result.dag.num_states == 6
+    assert lines == ["expand: state by state (grounding exceeds 1 join steps for the batched path)"]
 
 
 def test_a_cycle_is_reported() -> None:
