@@ -55,7 +55,7 @@ from gdl.expand import (
     players_of,
 )
 from gdl.machine import Move, State, StateMachine
-from gdl.row_table import RowTable
+from gdl.row_table import RowTable, shrink
 from solvers.errors import GameError, GameRuntimeError, LimitReached, UnsupportedGame
 from solvers.simultaneous.dag import StateDag
 
@@ -192,9 +192,8 @@ class _Grow:
         self.n = end
 
     def trimmed(self) -> np.ndarray:
-        out = self.data[:self.n].copy()
-        self.data = out
-        return out
+        self.data = shrink(self.data, self.n)
+        return self.data
 
 
 class BatchedExpansion:

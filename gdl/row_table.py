@@ -163,10 +163,21 @@ class RowTable:
 
     def trimmed(self) -> np.ndarray:
         """The rows without spare capacity (the table itself is let go)."""
-        rows = self._rows[:self.n].copy()
-        self._rows = rows
         self._slots = np.full(1, -1, dtype=np.int32)
-        return rows
+        self._rows = shrink(self._rows, self.n)
+        return self._rows
+
+
+def shrink(array: np.ndarray, n: int) -> np.ndarray:
+    """``array[:n]`` without the spare capacity: in place (a realloc) when the array
+    owns its memory and nothing views it, so a 3 GB array is not copied at the end."""
+    if array.flags.owndata and array.base is None:
+        try:
+            array.resize((n,) + array.shape[1:], refcheck=False)
+            return array
+        except ValueError:  # not contiguous or not resizable: copy
+            pass
+    return array[:n].copy()
 
 
 def _same(a: np.ndarray, i: np.ndarray, b: np.ndarray, j: np.ndarray) -> np.ndarray:
