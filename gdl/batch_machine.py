@@ -39,8 +39,9 @@ Algorithm (bit-sliced evaluation of the rule network):
    from each transition's state; the next state is the move network's ``next``
    rows OR the state's move-free ``next`` facts, transposed into packed vectors.
 
-Callers chunk their batches (:data:`STATE_CHUNK`, :data:`TRANSITION_CHUNK`) so the
-rows stay within a few tens of MB.
+Callers chunk their batches (:attr:`BatchMachine.state_chunk`,
+:attr:`BatchMachine.transition_chunk`, sized from the networks so that one batch's
+rows stay within about :data:`ROW_BYTES`).
 """
 
 from __future__ import annotations
