@@ -207,18 +207,8 @@ class _Explorer:
         graph.successors[number] = np.array(numbers, dtype=np.int64).reshape(shape)
 
     def _check_budget(self) -> None:
-        graph, budget = self.graph, self.budget
-        found = len(graph.states)
         now = time.perf_counter()
-        if self.deadline is not None and now >= self.deadline:
-            raise LimitReached(f"expansion stopped: the time limit of {budget.time_limit:g} s "
-                               f"was reached with {found:,} states found (raise --time-limit)")
-        if budget.memory_mb is not None:
-            used = _resident_mb() - self.base_memory
-            if used >= budget.memory_mb:
-                raise LimitReached(f"expansion stopped: the memory budget of "
-                                   f"{budget.memory_mb:,g} MB was reached with {found:,} "
-                                   "states found (raise --memory-mb)")
+        check_limits(self.budget, self.deadline, self.base_memory, len(self.graph.states), now)
         if self.progress is not None and now - self.last_line >= PROGRESS_SECONDS:
             self.last_line = now
             self._report()
@@ -228,6 +218,21 @@ class _Explorer:
         found = len(self.graph.states)
         self.progress(f"expand: {found:,} states found, {found / max(elapsed, 1e-9):,.0f} "
                       f"states/s, {elapsed:.1f} s")  # type: ignore[misc]
+
+
+def check_limits(budget: Budget, deadline: float | None, base_memory: float, found: int,
+                 now: float) -> None:
+    """Raise LimitReached when the time limit (``deadline``) or the memory budget
+    (resident growth over ``base_memory`` MB) is reached, ``found`` states found."""
+    if deadline is not None and now >= deadline:
+        raise LimitReached(f"expansion stopped: the time limit of {budget.time_limit:g} s "
+                           f"was reached with {found:,} states found (raise --time-limit)")
+    if budget.memory_mb is not None:
+        used = _resident_mb() - base_memory
+        if used >= budget.memory_mb:
+            raise LimitReached(f"expansion stopped: the memory budget of "
+                               f"{budget.memory_mb:,g} MB was reached with {found:,} "
+                               "states found (raise --memory-mb)")
 
 
 def _reorder(combo: tuple[Move, ...], slots: Sequence[int]) -> tuple[Move, ...]:

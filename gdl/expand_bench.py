@@ -1,0 +1,164 @@
+"""``ggp bench expand``: batched expansion against the per-state one, in one run.
+
+What is measured, for every game (default: blocker and doubletictactoe from
+``../shared/gdl-corpus`` and the bundled simultaneous tic-tac-toe):
+
+1. The game is loaded once (compiled engine).
+2. The batched path (:mod:`gdl.batch_expand`) expands it breadth first until it
+   ends or a budget stops it (``--max-states``, ``--time-limit`` per path), then
+   the per-state path (:func:`gdl.expand.expand_states`) with the same budget, in
+   that order (memory a Python-object path has taken is not given back, so it
+   goes second).
+3. For each: distinct states and transitions (``next`` computations) done,
+   wall-clock and CPU seconds, the rates per CPU second (the machine is shared:
+   CPU time is the fairer clock; wall rates are printed too), and bytes per state
+   (resident memory growth; for the batched path also the bytes its arrays hold).
+4. The ratios batched / per-state of the CPU rates.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from gdl.batch_expand import BatchedExpansion
+from gdl.batch_machine import BatchMachine
+from gdl.compile import CompiledMachine
+from gdl.expand import Budget, StateGraph, _Explorer, _resident_mb, players_of
+from gdl.machine import StateMachine, load_machine
+from solvers.errors import GameError, LimitReached
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+CORPUS = SHARED / "gdl-corpus" / "repository"
+BUNDLED = Path(__file__).resolve().parent.parent / "games" / "gdl"
+DEFAULT_GAMES = (CORPUS / "blocker.kif", CORPUS / "doubletictactoe.kif",
+                 BUNDLED / "simultaneous_tictactoe.kif")
+
+
+@dataclass
+class Run:
+    game: str
+    path: str                   # "batched" or "per-state"
+    states: int
+    transitions: int
+    wall: float
+    cpu: float
+    resident_mb: float          # growth over the run
+    held_bytes: int | None      # arrays held (batched path)
+    stop: str                   # "complete" or the budget's message
+
+    @property
+    def states_per_cpu_second(self) -> float:
+        return self.states / max(self.cpu, 1e-9)
+
+    @property
+    def transitions_per_cpu_second(self) -> float:
+        return self.transitions / max(self.cpu, 1e-9)
+
+    def row(self) -> dict:
+        return {**asdict(self), "states_per_s_cpu": round(self.states_per_cpu_second),
+                "transitions_per_s_cpu": round(self.transitions_per_cpu_second),
+                "states_per_s_wall": round(self.states / max(self.wall, 1e-9)),
+                "transitions_per_s_wall": round(self.transitions / max(self.wall, 1e-9)),
+                "bytes_per_state": round(self.resident_mb * 2**20 / max(self.states, 1))}
+
+
+def measure(name: str, label: str, work: Callable[[], tuple[int, int, int | None]],
+            counts: Callable[[], tuple[int, int, int | None]]) -> Run:
+    """Time ``work`` (returning states, transitions, held bytes); on a budget stop
+    the counts so far come from ``counts``."""
+    base = _resident_mb()
+    wall, cpu = time.perf_counter(), time.process_time()
+    stop = "complete"
+    try:
+        states, transitions, held = work()
+    except LimitReached as exc:
+        stop = exc.message
+        states, transitions, held = counts()
+    return Run(name, label, states, transitions, time.perf_counter() - wall,
+               time.process_time() - cpu, _resident_mb() - base, held, stop)
+
+
+def bench_game(machine: StateMachine, name: str, budget: Budget) -> list[Run]:
+    """Both paths on one game (steps 2-3)."""
+    if not isinstance(machine, CompiledMachine):
+        raise GameError(f"{name}: the compiled engine declined it ({machine.fallback_reason})")
+    return [_batched_run(machine, name, budget), _per_state_run(machine, name, budget)]
+
+
+def _batched_run(machine: CompiledMachine, name: str, budget: Budget) -> Run:
+    expansion = BatchedExpansion(BatchMachine(machine), budget, None)
+
+    def counts() -> tuple[int, int, int | None]:
+        return expansion.states.n, expansion.transitions, expansion.held_bytes()
+
+    def work() -> tuple[int, int, int | None]:
+        result = expansion.run(None)
+        return result.dag.num_states, result.transitions, result.nbytes()
+
+    return measure(name, "batched", work, counts)
+
+
+def _per_state_run(machine: StateMachine, name: str, budget: Budget) -> Run:
+    graph = StateGraph(machine, *players_of(machine.roles))
+
+    def counts() -> tuple[int, int, int | None]:
+        return graph.n_states, sum(s.size for s in graph.successors if s is not None), None
+
+    def work() -> tuple[int, int, int | None]:
+        _Explorer(graph, budget, None).run(machine.initial_state())
+        return counts()
+
+    return measure(name, "per-state", work, counts)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="ggp bench expand",
+        description="Expansion speed: the batched path against the per-state one, in one run.")
+    parser.add_argument("games", nargs="*", help="GDL files (default: blocker and "
+                        "doubletictactoe from ../shared/gdl-corpus, simultaneous_tictactoe)")
+    parser.add_argument("--max-states", type=int, default=2_000_000,
+                        help="distinct states per path (default 2,000,000)")
+    parser.add_argument("--time-limit", type=float, default=120.0,
+                        help="seconds per path (default 120)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per line")
+    args = parser.parse_args(argv)
+    if args.max_states < 1 or args.time_limit <= 0:
+        raise GameError("--max-states must be at least 1 and --time-limit positive")
+    paths = [Path(p) for p in args.games] or [p for p in DEFAULT_GAMES if p.exists()]
+    if not paths:
+        raise GameError("no games to bench (../shared/gdl-corpus is absent: name some)")
+    budget = Budget(max_states=args.max_states, time_limit=args.time_limit, memory_mb=None)
+    if not args.json:
+        print(f"budget per path: {args.max_states:,} states, {args.time_limit:g} s; rates per "
+              "CPU second (wall in brackets); B/state = resident growth / states")
+    for path in paths:
+        runs = bench_game(load_machine(str(path), engine="compiled"), path.stem, budget)
+        for run in runs:
+            _print(run, args.json)
+        new, old = runs
+        if not args.json:
+            print(f"  {path.stem}: batched / per-state = "
+                  f"{new.states_per_cpu_second / max(old.states_per_cpu_second, 1e-9):.1f}x "
+                  f"states/s, {new.transitions_per_cpu_second / max(old.transitions_per_cpu_second, 1e-9):.1f}x "
+                  "transitions/s")
+    return 0
+
+
+def _print(run: Run, as_json: bool) -> None:
+    row = run.row()
+    if as_json:
+        print(json.dumps(row))
+        return
+    held = (f", arrays {run.held_bytes / max(run.states, 1):.0f} B/state"
+            if run.held_bytes is not None else "")
+    print(f"  {run.game} {run.path}: {run.states:,} states, {run.transitions:,} transitions, "
+          f"{run.cpu:.1f} s CPU ({run.wall:.1f} s wall); {row['states_per_s_cpu']:,} states/s "
+          f"({row['states_per_s_wall']:,}), {row['transitions_per_s_cpu']:,} transitions/s "
+          f"({row['transitions_per_s_wall']:,}); {row['bytes_per_state']:,} B/state{held}; "
+          f"{run.stop}", flush=True)

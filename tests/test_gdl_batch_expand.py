@@ -1,0 +1,169 @@
+"""Batched expansion (gdl.batch_expand) against the per-state one (gdl.expand).
+
+The per-state path is the reference: both must give the same state graph, state
+for state in the same numbering (same states, same legal moves in the same order,
+same children of every joint move, same terminal goals).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import GAMES, shared_path
+from test_gdl_solve_expand import COIN, CYCLE, NIM
+
+import gdl.batch_expand
+import gdl.batch_machine
+import gdl.expand
+import gdl.row_table
+from gdl.batch_expand import DagExpansion, expand_dag, from_graph
+from gdl.expand import Budget, expand_states
+from gdl.machine import load_machine
+from gdl.row_table import RowTable, unique_rows
+from solvers.errors import GameError, LimitReached, UnsupportedGame
+
+UNLIMITED = Budget(max_states=None, memory_mb=None)
+
+# 2-player corpus games that expand completely in about a second state by state:
+# turn-based, simultaneous (roshambo2, ticTicToe, gt_*, chickentictactoe) and
+# misère / renamed variants.
+CORPUS_GAMES = (
+    "ticTacToe", "nim1", "nim2", "roshambo2", "ticTicToe", "gt_prisoner", "gt_chicken",
+    "gt_coordination", "gt_tinfoil", "gt_centipede", "eotcitcit", "eotcatcit",
+    "chickentictactoe", "chickentoetictac", "sum15", "ticTacToeNoVars", "tictactoe-init1",
+    "tictactoe2", "tictactoe_orthogonal", "minichess",
+)
+
+
+def assert_same_graph(batched: DagExpansion, reference: DagExpansion) -> None:
+    assert batched.batched and not reference.batched
+    dag, ref = batched.dag, reference.dag
+    dag.validate()
+    assert dag.num_states == ref.num_states
+    assert [batched.state(s) for s in range(dag.num_states)] == reference.graph.states
+    for field in ("n0", "n1", "nk", "entry_start", "entry_child", "payoff"):
+        assert np.array_equal(getattr(dag, field), getattr(ref, field)), field
+    assert dag.player_names == ref.player_names
+    for s in range(dag.num_states):
+        assert batched.moves(s) == reference.moves(s)
+    assert batched.transitions == reference.transitions
+
+
+def compare(machine, root=None) -> DagExpansion:
+    batched = expand_dag(machine, root, budget=UNLIMITED)
+    reference = from_graph(expand_states(machine, root, budget=UNLIMITED))
+    assert_same_graph(batched, reference)
+    return batched
+
+
+SLOW = {"chickentictactoe", "chickentoetictac", "simultaneous_tictactoe_thesis"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
+                                  for n in CORPUS_GAMES])
+def test_corpus_game_same_graph_as_per_state(name: str) -> None:
+    machine = load_machine(shared_path("gdl-corpus", "repository", f"{name}.kif"),
+                           engine="compiled")
+    compare(machine)
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW
+                                  else p for p in sorted((GAMES / "gdl").glob("*.kif"))],
+                         ids=lambda p: p.stem)
+def test_bundled_game_same_graph_as_per_state(path) -> None:
+    result = compare(load_machine(path, engine="compiled"))
+    if path.stem == "simultaneous_tictactoe":  # docs/solving-gdl.md's counts
+        assert result.dag.num_states == 12_829
+        assert int((~result.dag.terminal).sum()) == 7_950
+
+
+def test_nature_is_a_third_slot_in_entry_order() -> None:
+    # roles guesser, random, hider: entries are (guesser, hider, nature) row-major
+    result = compare(load_machine(COIN, engine="compiled"))
+    root_moves = result.moves(0)
+    assert [len(m) for m in root_moves] == [1, 1, 2]
+    assert int(result.dag.nk[0]) == 2
+    heads, tails = result.dag.entry_child[0], result.dag.entry_child[1]
+    assert result.state_to_kif(heads) == ["(coin heads)"]
+    assert result.state_to_kif(tails) == ["(coin tails)"]
+
+
+def test_subgame_from_a_root_and_turn_based_nim() -> None:
+    machine = load_machine(NIM, engine="compiled")
+    full = compare(machine)
+    # by hand: heap 3 (first to move); heaps 2 and 1 (second to move); heap 1 (first
+    # to move); heap 0 won by second (reached from two states), heap 0 won by first
+    assert full.dag.num_states == 6
+    assert full.level_start.tolist()[:4] == [0, 1, 3, 5]
+    assert sorted(full.dag.payoff[full.dag.terminal].tolist()) == [[0, 100], [100, 0]]
+    root = full.state(int(full.dag.entry_child[0]))
+    sub = compare(machine, root)
+    assert sub.state(0) == root
+
+
+@pytest.mark.parametrize("game", ["nim", "coin", "roshambo2"])
+def test_general_engine_takes_the_per_state_path(game: str) -> None:
+    source = {"nim": NIM, "coin": COIN}.get(game) or shared_path(
+        "gdl-corpus", "repository", f"{game}.kif")
+    general = expand_dag(load_machine(source, engine="general"), budget=UNLIMITED)
+    batched = expand_dag(load_machine(source, engine="compiled"), budget=UNLIMITED)
+    assert not general.batched and batched.batched
+    assert general.dag.num_states == batched.dag.num_states
+    for s in range(general.dag.num_states):
+        assert general.state_to_kif(s) == batched.state_to_kif(s)
+    for field in ("n0", "n1", "nk", "entry_start", "entry_child", "payoff"):
+        assert np.array_equal(getattr(general.dag, field), getattr(batched.dag, field)), field
+
+
+def test_path_choice_is_explicit(monkeypatch) -> None:
+    with pytest.raises(GameError, match="needs the compiled engine"):
+        expand_dag(load_machine(NIM, engine="general"), batched=True)
+    # move rules that do not ground within the budget: state by state, said on progress
+    monkeypatch.setattr(gdl.batch_machine, "MOVE_GROUNDING_STEPS", 1)
+    lines: list[str] = []
+    result = expand_dag(load_machine(NIM, engine="compiled"), progress=lines.append)
+    assert not result.batched and result.dag.num_states == 6
+    assert lines == ["expand: state by state (grounding exceeds 1 join steps for the batched path)"]
+
+
+def test_a_cycle_is_reported() -> None:
+    with pytest.raises(UnsupportedGame, match=r"cycle.*repeated state: \{(on|off)\}"):
+        expand_dag(load_machine(CYCLE, engine="compiled"))
+
+
+def test_budgets_stop_with_one_line(monkeypatch) -> None:
+    machine = load_machine(GAMES / "gdl" / "simultaneous_tictactoe.kif", engine="compiled")
+    with pytest.raises(LimitReached, match=r"^expansion stopped: the budget of 1,000 states"):
+        expand_dag(machine, budget=Budget(max_states=1_000))
+    with pytest.raises(LimitReached, match="time limit of 0 s"):
+        expand_dag(machine, budget=Budget(time_limit=0.0))
+    used = iter(range(0, 10**6, 100))       # resident MB grows by 100 at each check
+    monkeypatch.setattr(gdl.expand, "_resident_mb", lambda: float(next(used)))
+    with pytest.raises(LimitReached, match="memory budget of 250 MB"):
+        expand_dag(machine, budget=Budget(memory_mb=250))
+
+
+def test_progress_lines_give_rates_and_memory(monkeypatch) -> None:
+    monkeypatch.setattr(gdl.batch_expand, "PROGRESS_SECONDS", 0.0)
+    lines: list[str] = []
+    expand_dag(load_machine(GAMES / "gdl" / "simultaneous_tictactoe.kif", engine="compiled"),
+               progress=lines.append)
+    assert lines and all("\n" not in line for line in lines)
+    for word in ("12,829 states found", "states/s", "transitions/s", "MB held", "B/state"):
+        assert word in lines[-1]
+
+
+def test_row_table_is_exact_when_every_hash_collides(monkeypatch) -> None:
+    rng = np.random.default_rng(7)
+    rows = rng.integers(0, 4, size=(500, 2)).astype(np.uint64)   # many repeats
+    first, inverse = unique_rows(rows, np.zeros(len(rows), dtype=np.uint64))
+    expected = list(dict.fromkeys(map(tuple, rows.tolist())))
+    assert [tuple(r) for r in rows[first].tolist()] == expected
+    assert np.array_equal(rows[first][inverse], rows)
+    monkeypatch.setattr(gdl.row_table, "hash_rows", lambda r: np.zeros(len(r), dtype=np.uint64))
+    table = RowTable(2, capacity=4)
+    a, new_a = table.add(rows[:300])
+    b, new_b = table.add(rows[200:])
+    assert new_a + new_b == len(expected) == table.n
+    assert np.array_equal(table.rows[np.concatenate([a, b])], np.concatenate([rows[:300], rows[200:]]))
+    assert [tuple(r) for r in table.rows.tolist()] == expected
