@@ -114,6 +114,22 @@ def _single_pure(u0: np.ndarray, u1: np.ndarray, selection: str) -> MatrixSoluti
     return MatrixSolutions(x, y, np.array([[a0[i][j], a1[i][j]]]), np.zeros(1, dtype=np.int8))
 
 
+def pure_step(u0: np.ndarray, u1: np.ndarray, tol: np.ndarray, selection: str
+              ) -> tuple[MatrixSolutions, np.ndarray]:
+    """Step 1 for a stack [b, m, n]: the selected pure equilibria (method ``PURE``) and
+    the games without one (their rows of the solutions are zeros, to be filled)."""
+    b, m, n = u0.shape
+    x, y = np.zeros((b, m)), np.zeros((b, n))
+    values = np.zeros((b, 2))
+    choice = select_pure(u0, u1, pure_equilibrium_mask(u0, u1, tol), selection)
+    pure = np.flatnonzero(choice >= 0)
+    i, j = choice[pure] // n, choice[pure] % n
+    x[pure, i] = 1.0
+    y[pure, j] = 1.0
+    values[pure, 0], values[pure, 1] = u0[pure, i, j], u1[pure, i, j]
+    return MatrixSolutions(x, y, values, np.full(b, PURE, dtype=np.int8)), np.flatnonzero(choice < 0)
+
+
 def solve_batch(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> MatrixSolutions:
     """Equilibria of a stack of games [b, m, n] (see the module docstring)."""
     check_selection(selection)
@@ -125,18 +141,8 @@ def solve_batch(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> Mat
         if single is not None:
             return single
     tol = tolerance(u0, u1)
-    x, y = np.zeros((b, m)), np.zeros((b, n))
-    values = np.zeros((b, 2))
-    method = np.full(b, PURE, dtype=np.int8)
-
-    choice = select_pure(u0, u1, pure_equilibrium_mask(u0, u1, tol), selection)
-    pure = np.flatnonzero(choice >= 0)
-    i, j = choice[pure] // n, choice[pure] % n
-    x[pure, i] = 1.0
-    y[pure, j] = 1.0
-    values[pure, 0], values[pure, 1] = u0[pure, i, j], u1[pure, i, j]
-
-    rest = np.flatnonzero(choice < 0)
+    sol, rest = pure_step(u0, u1, tol, selection)
+    x, y, values, method = sol.x, sol.y, sol.values, sol.method
     if rest.size and m == n == 2:
         x[rest], y[rest], values[rest] = solve_2x2(u0[rest], u1[rest])
         method[rest] = CLOSED_FORM

@@ -1,0 +1,32 @@
+"""Solving a :class:`~.dag.StateDag`: one entry point for the scale path's solvers.
+
+``solve_dag(dag, solver="baseline" | "ih", selection="first", progress=None,
+time_limit=None, memory_mb=None) -> DagSolution``:
+
+* ``baseline``: backward induction level by level with batched matrix games
+  (:mod:`.dag_baseline`);
+* ``ih``: the interval heuristic through the per-entry model (:mod:`.dag_ih`).
+
+Check the result with :func:`.dag_certificate.check`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from solvers.errors import GameError
+
+from . import dag_baseline, dag_ih
+from .dag import StateDag
+from .dag_solution import DagSolution
+
+SOLVERS = {"baseline": dag_baseline.solve, "ih": dag_ih.solve}
+
+
+def solve_dag(dag: StateDag, solver: str = "baseline", selection: str = "first",
+              progress: Callable[[int, int], None] | None = None,
+              time_limit: float | None = None, memory_mb: float | None = None) -> DagSolution:
+    """Solve ``dag`` with ``solver`` (see the module docstring)."""
+    if solver not in SOLVERS:
+        raise GameError(f"unknown solver {solver!r} for a state DAG; use one of {', '.join(SOLVERS)}")
+    return SOLVERS[solver](dag, selection, progress, time_limit, memory_mb)
