@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "solve": ("", "solve a game file (.kif, .efg, tree-format .txt, .osposg)"),
     "random-game": ("solvers.simultaneous.cli:random_game_main", "write a random simultaneous-move game as .efg"),
     "exploitability": ("solvers.extensive.cli:exploitability_main", "NashConv of a strategy file for an .efg/tree game"),
-    "bench": ("", "benchmarks against peers: gdl, thesis, corpus, cfr, server, agent"),
+    "bench": ("", "benchmarks against peers: gdl, thesis, corpus, level, cfr, server, agent"),
     "agent": ("agent.cli:main", "run the GGP agent (--http PORT or --ws URL)"),
     "serve": ("server.cli:serve_main", "run the websocket match server"),
     "match": ("server.cli:match_main", "play one match on an embedded server"),
@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 BENCHES: dict[str, str] = {
     "gdl": "gdl.bench:main",
     "corpus": "gdl.solve_bench:main",
+    "level": "gdl.level_bench:main",
     "thesis": "solvers.simultaneous.bench:main",
     "cfr": "solvers.extensive.bench:main",
     "server": "server.bench:main",

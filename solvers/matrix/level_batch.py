@@ -1,7 +1,7 @@
 """GETEQUILIBRIUM for all nodes of a level at once: the scale path's matrix solver.
 
-For a stack of games ``u0, u1`` [b, m, n] of one shape (the nodes of one level, or a
-chunk of it):
+For the games of a level (or a chunk of it), given as stacks ``u0, u1`` [b, m, n], one
+stack per shape:
 
 1. pure equilibria for all games at once, chosen by the selection rule by the same
    code as :func:`.equilibrium.solve_batch` (:func:`.equilibrium.pure_step`), so
@@ -9,12 +9,16 @@ chunk of it):
 2. general-sum games left without one take today's per-game path
    (:func:`.equilibrium.solve_batch`: closed form, support enumeration, MIP), so the
    selection rule picks the same mixed equilibrium as before;
-3. constant-sum games left: iterated elimination of strictly dominated rows and
-   columns (:mod:`.dominance`), all games together;
-4. those reduced to 2x2 by the closed form (:mod:`.closed_form`), vectorised; a
-   result that is not a distribution (a degenerate game) goes on to step 5;
-5. the rest in block LPs (:mod:`.block_lp`: many games per HiGHS call), then
-   polished (:mod:`.polish_batch`).
+3. constant-sum games of small shapes (at most ``SMALL_PAIRS`` support pairs, e.g.
+   3x3, 3x4, 2xn) by batched support enumeration (:mod:`.support_enumeration`: one
+   batched linear solve, cheaper than an LP there);
+4. the other constant-sum games: iterated elimination of strictly dominated rows and
+   columns (:mod:`.dominance`), then those reduced to 2x2 by the closed form
+   (:mod:`.closed_form`), vectorised (a result that is not a distribution, from a
+   degenerate game, goes on to step 5);
+5. the rest of *all shapes* padded to the largest shape (padding is not alive) and
+   solved in block LPs (:mod:`.block_lp`: many games per HiGHS call), then polished
+   per shape (:mod:`.polish_batch`).
 
 Constant-sum games have a unique value, so steps 3-5 give the values of the per-game
 LP; only which optimal strategies are kept may differ.
@@ -27,10 +31,24 @@ import numpy as np
 from .block_lp import solve_block_lp
 from .closed_form import solve_2x2
 from .dominance import eliminate_dominated
-from .equilibrium import CLOSED_FORM, LP, MatrixSolutions, is_constant_sum, pure_step, solve_batch
+from .equilibrium import (
+    CLOSED_FORM,
+    LP,
+    SUPPORT,
+    MatrixSolutions,
+    enumerate_supports,
+    is_constant_sum,
+    pure_step,
+    solve_batch,
+)
 from .polish_batch import polish_batch
 from .pure import tolerance
 from .selection import check_selection
+from .support_enumeration import support_pairs
+
+#: constant-sum shapes with at most this many support pairs use support enumeration
+#: (3x3: 10, 3x4: 22, 4x4: 69; measured here, the block LP wins from 4x4 on)
+SMALL_PAIRS = 30
 
 
 def _closed_form_reduced(u0: np.ndarray, u1: np.ndarray, rows: np.ndarray, cols: np.ndarray
@@ -49,37 +67,78 @@ def _closed_form_reduced(u0: np.ndarray, u1: np.ndarray, rows: np.ndarray, cols:
     return x, y, ok
 
 
-def solve_level_batch(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> MatrixSolutions:
-    """Equilibria of a stack of games [b, m, n] (see the module docstring)."""
-    check_selection(selection)
-    b, m, n = u0.shape
-    tol = tolerance(u0, u1)
-    sol, rest = pure_step(u0, u1, tol, selection)
-    if rest.size == 0:
-        return sol
-    x, y, values, method = sol.x, sol.y, sol.values, sol.method
+class _Group:
+    """One shape's stack: its solutions so far and the games left for the block LP."""
 
-    constant = is_constant_sum(u0[rest], u1[rest], tol[rest])
-    general = rest[~constant]
-    if general.size:
-        sol = solve_batch(u0[general], u1[general], selection)
-        x[general], y[general], values[general], method[general] = sol.x, sol.y, sol.values, sol.method
-    zero = rest[constant]
-    if zero.size:
-        a0, a1 = u0[zero], u1[zero]
-        rows, cols = eliminate_dominated(a0, a1, tol[zero])
-        zx, zy = np.zeros((zero.size, m)), np.zeros((zero.size, n))
-        zmethod = np.full(zero.size, LP, dtype=np.int8)
-        small = np.flatnonzero((rows.sum(axis=1) == 2) & (cols.sum(axis=1) == 2))
-        if small.size:
-            sx, sy, ok = _closed_form_reduced(a0[small], a1[small], rows[small], cols[small])
-            done = small[ok]
-            zx[done], zy[done], zmethod[done] = sx[ok], sy[ok], CLOSED_FORM
-        lp = np.flatnonzero(zmethod == LP)
-        if lp.size:
-            lx, ly = solve_block_lp(a0[lp], rows[lp], cols[lp])
-            zx[lp], zy[lp] = polish_batch(a0[lp], a1[lp], lx, ly)
-        x[zero], y[zero], method[zero] = zx, zy, zmethod
-        values[zero, 0] = np.einsum("bi,bij,bj->b", zx, a0, zy)
-        values[zero, 1] = np.einsum("bi,bij,bj->b", zx, a1, zy)
-    return MatrixSolutions(x, y, values, method)
+    def __init__(self, u0: np.ndarray, u1: np.ndarray, selection: str) -> None:
+        self.u0, self.u1 = u0, u1
+        b, m, n = u0.shape
+        tol = tolerance(u0, u1)
+        self.sol, rest = pure_step(u0, u1, tol, selection)
+        self.lp = rest[:0]
+        self.rows, self.cols = np.zeros((0, m), bool), np.zeros((0, n), bool)
+        if rest.size == 0:
+            return
+        constant = is_constant_sum(u0[rest], u1[rest], tol[rest])
+        general = rest[~constant]
+        if general.size:
+            self.put(general, solve_batch(u0[general], u1[general], selection))
+        zero = rest[constant]
+        if zero.size and support_pairs(m, n) <= SMALL_PAIRS:
+            sx, sy, sv, found = enumerate_supports(u0[zero], u1[zero], selection, tol[zero])
+            self.put(zero[found], MatrixSolutions(sx[found], sy[found], sv[found],
+                                                  np.full(int(found.sum()), SUPPORT, dtype=np.int8)))
+            zero = zero[~found]
+        if zero.size:
+            rows, cols = eliminate_dominated(u0[zero], u1[zero], tol[zero])
+            small = np.flatnonzero((rows.sum(axis=1) == 2) & (cols.sum(axis=1) == 2))
+            done = np.zeros(zero.size, dtype=bool)
+            if small.size:
+                sx, sy, ok = _closed_form_reduced(u0[zero[small]], u1[zero[small]],
+                                                  rows[small], cols[small])
+                self.put_strategies(zero[small[ok]], sx[ok], sy[ok], CLOSED_FORM)
+                done[small[ok]] = True
+            self.lp, self.rows, self.cols = zero[~done], rows[~done], cols[~done]
+
+    def put(self, games: np.ndarray, sol: MatrixSolutions) -> None:
+        self.sol.x[games], self.sol.y[games] = sol.x, sol.y
+        self.sol.values[games], self.sol.method[games] = sol.values, sol.method
+
+    def put_strategies(self, games: np.ndarray, x: np.ndarray, y: np.ndarray, method: int) -> None:
+        """Strategies of constant-sum games; their values follow."""
+        a0, a1 = self.u0[games], self.u1[games]
+        self.sol.x[games], self.sol.y[games], self.sol.method[games] = x, y, method
+        self.sol.values[games, 0] = np.einsum("bi,bij,bj->b", x, a0, y)
+        self.sol.values[games, 1] = np.einsum("bi,bij,bj->b", x, a1, y)
+
+
+def solve_level_groups(stacks: list[tuple[np.ndarray, np.ndarray]], selection: str = "first"
+                       ) -> list[MatrixSolutions]:
+    """Equilibria of several stacks [b, m, n] of games (one shape each), block LPs pooled."""
+    check_selection(selection)
+    groups = [_Group(np.asarray(u0, float), np.asarray(u1, float), selection) for u0, u1 in stacks]
+    pending = [g for g in groups if g.lp.size]
+    if pending:
+        m = max(g.u0.shape[1] for g in pending)
+        n = max(g.u0.shape[2] for g in pending)
+        total = sum(g.lp.size for g in pending)
+        u, rows, cols = np.zeros((total, m, n)), np.zeros((total, m), bool), np.zeros((total, n), bool)
+        at = 0
+        for g in pending:
+            k, gm, gn = g.lp.size, g.u0.shape[1], g.u0.shape[2]
+            u[at:at + k, :gm, :gn] = g.u0[g.lp]
+            rows[at:at + k, :gm], cols[at:at + k, :gn] = g.rows, g.cols
+            at += k
+        x, y = solve_block_lp(u, rows, cols)
+        at = 0
+        for g in pending:
+            k, gm, gn = g.lp.size, g.u0.shape[1], g.u0.shape[2]
+            px, py = polish_batch(g.u0[g.lp], g.u1[g.lp], x[at:at + k, :gm], y[at:at + k, :gn])
+            g.put_strategies(g.lp, px, py, LP)
+            at += k
+    return [g.sol for g in groups]
+
+
+def solve_level_batch(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> MatrixSolutions:
+    """Equilibria of one stack of games [b, m, n] (see the module docstring)."""
+    return solve_level_groups([(u0, u1)], selection)[0]

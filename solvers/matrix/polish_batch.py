@@ -6,8 +6,9 @@
 1. the supports ``S0 = {x > 1e-7}``, ``S1 = {y > 1e-7}``; games are grouped by the
    support sizes ``(|S0|, |S1|)`` so each group is one stack of small systems;
 2. per group, solve ``u0[S0, S1] y = v 1, sum y = 1`` and ``x^T u1[S0, S1] = w 1,
-   sum x = 1`` by least squares (the pseudo-inverse of the stacked systems: the
-   minimum-norm solution, as ``numpy.linalg.lstsq`` for one game);
+   sum x = 1``: directly when the supports have equal sizes and no system of the
+   stack is singular, else by least squares (the pseudo-inverse of the stacked
+   systems: the minimum-norm solution, as ``numpy.linalg.lstsq`` for one game);
 3. keep the polished pair where it is a distribution (no negative entry) and its
    larger deviation gain is at most the LP pair's.
 
@@ -38,6 +39,12 @@ def _indifferent(a: np.ndarray) -> np.ndarray:
     system[:, k_rows, :k_cols] = 1.0
     rhs = np.zeros(k_rows + 1)
     rhs[-1] = 1.0
+    if k_rows == k_cols:   # equal supports (non-degenerate games): a square system
+        with np.errstate(all="ignore"):
+            try:
+                return np.linalg.solve(system, np.broadcast_to(rhs, (g, k_rows + 1))[..., None])[:, :k_cols, 0]
+            except np.linalg.LinAlgError:
+                pass       # a singular one in the stack: least squares for all
     return (np.linalg.pinv(system) @ rhs)[:, :k_cols]
 
 

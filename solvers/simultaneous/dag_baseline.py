@@ -6,10 +6,11 @@
    states in chunks of at most ``CHUNK_ENTRIES`` entries (the only [E, 2] float array
    ever built is a chunk's): an entry's value is its child's; a joint move with nature
    (``nk > 1``) takes the mean over its ``nk`` outcomes.
-3. Group the chunk's states by shape and solve each group's matrices together with
-   :func:`solvers.matrix.level_batch.solve_level_batch` (pure equilibria by the
+3. Group the chunk's states by shape and solve all their matrices together with
+   :func:`solvers.matrix.level_batch.solve_level_groups` (pure equilibria by the
    selection rule, general-sum games by today's per-game path, constant-sum games by
-   dominance, 2x2 closed forms and block LPs).
+   support enumeration when small, else dominance, 2x2 closed forms and block LPs
+   pooled over the shapes).
 4. Keep per state only its values and its compact strategy
    (:class:`.dag_solution.StrategyStore`): the result is a subgame-perfect equilibrium.
 
@@ -32,7 +33,7 @@ import numpy as np
 
 from solvers.errors import LimitReached
 from solvers.matrix.equilibrium import METHOD_NAMES
-from solvers.matrix.level_batch import solve_level_batch
+from solvers.matrix.level_batch import solve_level_groups
 from solvers.matrix.selection import check_selection
 
 from .dag import StateDag, heights
@@ -120,12 +121,12 @@ class LevelSolver:
     def solve_states(self, states: np.ndarray) -> None:
         """Solve ``states``, whose children are all solved (GETEQUILIBRIUM per state)."""
         cell_values, cell_start = joint_move_values(self.dag, states, self.values)
+        groups, stacks = [], []
         for pos, (m, n) in shape_groups(self.dag, states):
-            idx = cell_start[pos][:, None] + np.arange(m * n)
-            u = cell_values[idx]
-            sol = solve_level_batch(u[..., 0].reshape(-1, m, n), u[..., 1].reshape(-1, m, n),
-                                    self.selection)
-            group = states[pos]
+            u = cell_values[cell_start[pos][:, None] + np.arange(m * n)]
+            groups.append(states[pos])
+            stacks.append((u[..., 0].reshape(-1, m, n), u[..., 1].reshape(-1, m, n)))
+        for group, sol in zip(groups, solve_level_groups(stacks, self.selection), strict=True):
             self.values[group] = sol.values
             self.store.add(group, sol.x, sol.y, sol.method)
         self.solved[states] = True
