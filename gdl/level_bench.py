@@ -1,6 +1,7 @@
 """``ggp bench level``: the level-batched solver on the compact model against today's path.
 
-    ggp bench level [--corpus DIR] [--scale-width W] [--json OUT.json]
+    ggp bench level [--quick] [--corpus DIR] [--scale-width W] [--scale-actions A]
+                    [--json OUT.json]
 
 Steps, all in one run (CPU seconds, ``time.process_time``: other jobs on a shared
 machine inflate them less than wall-clock time):
@@ -19,8 +20,11 @@ machine inflate them less than wall-clock time):
    call per level, as the new one does); time per mixed node and the ratio (the
    issue's goal: at least 10x).
 4. Memory: bytes per state of the DAG and of the solution, and the peak the solve
-   allocated (``tracemalloc``) per state on a random DAG of ``--scale-width`` states
-   per level (10 levels): the issue's goal is about 100 bytes per state.
+   allocated (``tracemalloc``) per state on a constant-sum random DAG of
+   ``--scale-width`` states per level (10 levels, 1..``--scale-actions`` actions per
+   player): the issue's goal is about 100 bytes per state.
+
+``--quick`` keeps simultaneous tic-tac-toe and one random DAG, and a small scale run.
 """
 
 from __future__ import annotations
@@ -106,18 +110,20 @@ def compare(name: str, game: SimultaneousGame, dag: StateDag, say: Callable[[str
     return row
 
 
-def games(corpus: Path):
+def games(corpus: Path, quick: bool):
     """(name, game, dag) of step 1."""
     chicken = corpus / "repository" / "chickentictactoe.kif"
-    paths = ([("chickentictactoe", chicken)] if chicken.exists() else []) + \
+    paths = ([("chickentictactoe", chicken)] if chicken.exists() and not quick else []) + \
         [("simultaneous_tictactoe", REPO / "games" / "gdl" / "simultaneous_tictactoe.kif")]
     for name, path in paths:
         game = expand(load_machine(path)).game
         yield name, game, game_to_dag(game)
-    for seed in (0, 1):
+    for seed in (0,) if quick else (0, 1):
         dag = random_dag(6, 5, 400, seed, zero_sum=True)
         game, _ = dag_to_game(dag)
         yield f"random_dag 6x6 cs #{seed}", game, game_to_dag(game)
+    if quick:
+        return
     game = full_game(3, 5, 0, zero_sum=True)
     yield "full_game(3,5) zero-sum", game, game_to_dag(game)
     dag = random_dag(4, 5, 400, 0, outcomes=3)
@@ -125,9 +131,9 @@ def games(corpus: Path):
     yield "random_dag 4x4 gs nature", game, game_to_dag(game)
 
 
-def scale(width: int, say: Callable[[str], None]) -> dict:
+def scale(width: int, actions: int, say: Callable[[str], None]) -> dict:
     """Step 4: the new path alone on a large random DAG."""
-    dag = random_dag(3, 10, width, 0, zero_sum=True)
+    dag = random_dag(actions, 10, width, 0, zero_sum=True)
     tracemalloc.start()
     solution, seconds = cpu(lambda: solve_dag(dag))
     peak = tracemalloc.get_traced_memory()[1]
@@ -138,7 +144,8 @@ def scale(width: int, say: Callable[[str], None]) -> dict:
            "dag_bytes_per_state": dag.nbytes() / s, "solution_bytes_per_state": solution.nbytes() / s,
            "peak_solve_bytes_per_state": peak / s, "certificate_s": cert_s, "ok": cert["ok"],
            "max_gain": cert["max_gain"], "methods": solution.stats}
-    say(f"\nScale: random DAG, {s:,} states, {dag.num_entries:,} entries, constant-sum, 1-3 actions")
+    say(f"\nScale: random DAG, {s:,} states, {dag.num_entries:,} entries, constant-sum, "
+        f"1-{actions} actions")
     say(f"  solve {seconds:.1f} s CPU ({s / seconds:,.0f} states/s), certificate {cert_s:.1f} s, "
         f"{'ok' if cert['ok'] else 'FAILED'} (max gain {cert['max_gain']:.1e}); methods {solution.stats}")
     say(f"  bytes per state: DAG {row['dag_bytes_per_state']:.1f} + solution "
@@ -149,9 +156,13 @@ def scale(width: int, say: Callable[[str], None]) -> dict:
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ggp bench level", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="two games and a small scale run")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the GDL corpus folder")
-    parser.add_argument("--scale-width", type=int, default=100_000,
-                        help="states per level of the scale run's random DAG (0: skip it)")
+    parser.add_argument("--scale-width", type=int,
+                        help="states per level of the scale run's random DAG (default 100000, "
+                             "quick 2000; 0: skip it)")
+    parser.add_argument("--scale-actions", type=int, default=4,
+                        help="largest action count per player in the scale run (default 4)")
     parser.add_argument("--json", metavar="OUT.json", help="also write the measurements as JSON")
     args = parser.parse_args(argv)
 
@@ -161,8 +172,9 @@ def main(argv: list[str]) -> int:
     baseline.solve(full_game(2, 2, 0, zero_sum=True))     # warm up scipy and numpy
     say(f"{'game':<26} {'nodes':>8} {'old s':>8} {'new s':>8} {'ratio':>7} {'mixed':>7} "
         f"{'old ms':>8} {'new ms':>8} {'ratio':>7} {'gap':>8} certificates")
-    rows = [compare(name, game, dag, say) for name, game, dag in games(args.corpus)]
-    big = scale(args.scale_width, say) if args.scale_width > 0 else None
+    width = args.scale_width if args.scale_width is not None else (2_000 if args.quick else 100_000)
+    rows = [compare(name, game, dag, say) for name, game, dag in games(args.corpus, args.quick)]
+    big = scale(width, args.scale_actions, say) if width > 0 else None
     failed = [r["game"] for r in rows if not (r["old_ok"] and r["new_ok"])]
     if big is not None and not big["ok"]:
         failed.append("scale")

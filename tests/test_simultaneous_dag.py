@@ -240,3 +240,11 @@ def test_chickentictactoe_equals_the_old_path() -> None:
     game = expanded(corpus("chickentictactoe"))
     _, new, cert = compare(game, "baseline")
     assert new.stats["LP"] > 1000 and cert["max_gain"] <= 1e-9
+
+
+@pytest.mark.slow
+def test_bench_level_quick_certifies_both_paths(capsys) -> None:
+    from gdl import level_bench
+    assert level_bench.main(["--quick", "--scale-width", "300"]) == 0
+    out = capsys.readouterr().out
+    assert "simultaneous_tictactoe" in out and "certificates: all ok" in out
