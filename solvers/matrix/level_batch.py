@@ -18,7 +18,7 @@ stack per shape:
    degenerate game, goes on to step 5);
 5. the rest of *all shapes* padded to the largest shape (padding is not alive) and
    solved in block LPs (:mod:`.block_lp`: many games per HiGHS call), then polished
-   per shape (:mod:`.polish_batch`).
+   together (:mod:`.polish_batch`).
 
 Constant-sum games have a unique value, so steps 3-5 give the values of the per-game
 LP; only which optimal strategies are kept may differ.
@@ -116,6 +116,31 @@ class _Group:
         self.sol.values[games, 1] = np.einsum("bi,bij,bj->b", x, a1, y)
 
 
+def _pad(pending: list[_Group]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(u0, u1, rows, cols): the games left for the LP, padded to the largest shape.
+
+    Padding is not alive (the LP ignores it) and pays each player less than any real
+    payoff for the actions that are his own padding (so a polish never finds a
+    deviation there); the other player's padding is never played."""
+    m = max(g.u0.shape[1] for g in pending)
+    n = max(g.u0.shape[2] for g in pending)
+    total = sum(g.lp.size for g in pending)
+    low = -1.0 - 2.0 * max(max(float(np.abs(g.u0[g.lp]).max()), float(np.abs(g.u1[g.lp]).max()))
+                           for g in pending)
+    u0, u1 = np.zeros((total, m, n)), np.zeros((total, m, n))
+    rows, cols = np.zeros((total, m), bool), np.zeros((total, n), bool)
+    at = 0
+    for g in pending:
+        k, gm, gn = g.lp.size, g.u0.shape[1], g.u0.shape[2]
+        part = slice(at, at + k)
+        u0[part, :gm, :gn], u1[part, :gm, :gn] = g.u0[g.lp], g.u1[g.lp]
+        u0[part, gm:, :] = low
+        u1[part, :, gn:] = low
+        rows[part, :gm], cols[part, :gn] = g.rows, g.cols
+        at += k
+    return u0, u1, rows, cols
+
+
 def solve_level_groups(stacks: list[tuple[np.ndarray, np.ndarray]], selection: str = "first"
                        ) -> list[MatrixSolutions]:
     """Equilibria of several stacks [b, m, n] of games (one shape each), block LPs pooled."""
@@ -123,22 +148,13 @@ def solve_level_groups(stacks: list[tuple[np.ndarray, np.ndarray]], selection: s
     groups = [_Group(np.asarray(u0, float), np.asarray(u1, float), selection) for u0, u1 in stacks]
     pending = [g for g in groups if g.lp.size]
     if pending:
-        m = max(g.u0.shape[1] for g in pending)
-        n = max(g.u0.shape[2] for g in pending)
-        total = sum(g.lp.size for g in pending)
-        u, rows, cols = np.zeros((total, m, n)), np.zeros((total, m), bool), np.zeros((total, n), bool)
+        u0, u1, rows, cols = _pad(pending)
+        x, y = solve_block_lp(u0, rows, cols)
+        x, y = polish_batch(u0, u1, x, y)
         at = 0
         for g in pending:
             k, gm, gn = g.lp.size, g.u0.shape[1], g.u0.shape[2]
-            u[at:at + k, :gm, :gn] = g.u0[g.lp]
-            rows[at:at + k, :gm], cols[at:at + k, :gn] = g.rows, g.cols
-            at += k
-        x, y = solve_block_lp(u, rows, cols)
-        at = 0
-        for g in pending:
-            k, gm, gn = g.lp.size, g.u0.shape[1], g.u0.shape[2]
-            px, py = polish_batch(g.u0[g.lp], g.u1[g.lp], x[at:at + k, :gm], y[at:at + k, :gn])
-            g.put_strategies(g.lp, px, py, LP)
+            g.put_strategies(g.lp, x[at:at + k, :gm], y[at:at + k, :gn], LP)
             at += k
     return [g.sol for g in groups]
 
