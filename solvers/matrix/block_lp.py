@@ -46,18 +46,20 @@ def _solve_block(u: np.ndarray, rows: np.ndarray, cols: np.ndarray
     low = np.where(alive, u, np.inf).min(axis=(1, 2))
     shifted = u - low[:, None, None] + 1.0
     g, i, j = np.nonzero(alive)
-    # variables: game g's row i is g * m + i; constraints: its column j is g * n + j
-    upper = coo_matrix((-shifted[g, i, j], (g * n + j, g * m + i)), shape=(b * n, b * m)).tocsc()
-    bounds = np.zeros((b * m, 2))
-    bounds[:, 1] = np.where(rows.reshape(-1), np.inf, 0.0)   # dead rows stay 0
-    slack = ~cols.reshape(-1)                                # dead columns: 0 >= -1
-    rhs = np.where(slack, 1.0, -1.0)
-    res = linprog(np.ones(b * m), A_ub=upper, b_ub=rhs, bounds=bounds, method="highs",
-                  options=_BLOCK_OPTIONS)
+    # one variable per alive row and one constraint per alive column, numbered in order
+    var = np.cumsum(rows.reshape(-1)) - 1
+    con = np.cumsum(cols.reshape(-1)) - 1
+    n_vars, n_cons = int(var[-1]) + 1, int(con[-1]) + 1
+    upper = coo_matrix((-shifted[g, i, j], (con[g * n + j], var[g * m + i])),
+                       shape=(n_cons, n_vars)).tocsc()
+    res = linprog(np.ones(n_vars), A_ub=upper, b_ub=-np.ones(n_cons), bounds=(0.0, None),
+                  method="highs", options=_BLOCK_OPTIONS)
     if res.status != 0:
         return np.zeros((b, m)), np.zeros((b, n)), np.zeros(b, dtype=bool)
-    x = np.clip(res.x.reshape(b, m), 0.0, None) * rows
-    y = np.clip(-res.ineqlin.marginals.reshape(b, n), 0.0, None) * cols
+    x, y = np.zeros(b * m), np.zeros(b * n)
+    x[rows.reshape(-1)] = np.clip(res.x, 0.0, None)
+    y[cols.reshape(-1)] = np.clip(-res.ineqlin.marginals, 0.0, None)
+    x, y = x.reshape(b, m), y.reshape(b, n)
     sx, sy = x.sum(axis=1), y.sum(axis=1)
     ok = (sx > 0) & (sy > 0)
     x[ok] /= sx[ok, None]
