@@ -15,8 +15,9 @@
    (:class:`.dag_solution.StrategyStore`): the result is a subgame-perfect equilibrium.
 
 Memory: the DAG (30 bytes per state, 4 per entry), the solution (22 bytes per state
-plus the mixed states' side table) and, while solving, the heights and the level order
-(12 bytes per state) and one chunk. ``memory_mb`` refuses a solve whose estimate is
+plus the mixed states' side table) and, while solving, the level order (4 bytes per
+state) and one chunk; computing the heights first takes about 45 bytes per state
+(:func:`.dag.heights` on 5 entries per state), freed before the solution is built. ``memory_mb`` refuses a solve whose estimate is
 over the budget; ``time_limit`` stops between chunks with :class:`LimitReached`
 carrying the partial solution.
 
@@ -45,8 +46,9 @@ Progress = Callable[[int, int], None]
 #: entries per chunk of a level (the chunk's arrays take about 60 bytes an entry)
 CHUNK_ENTRIES = 1 << 21
 #: bytes per state the solve holds besides the DAG: values 16, pure 4, method 1,
-#: solved 1, heights 4, level order 8
-SOLVE_BYTES_PER_STATE = 34
+#: solved 1, level order 4, and the mixed states' side table (about 20 when a third
+#: of the states are mixed); computing the heights takes about 45 before all that
+SOLVE_BYTES_PER_STATE = 46
 
 
 def estimate_bytes(dag: StateDag) -> int:
@@ -65,6 +67,8 @@ def level_order(dag: StateDag) -> tuple[np.ndarray, np.ndarray]:
     """(states sorted by height, offsets of each height in it)."""
     height = heights(dag)
     order = np.argsort(height, kind="stable")
+    if dag.num_states < 2**31:    # held through the solve: 4 bytes a state, not 8
+        order = order.astype(np.int32)
     bounds = np.zeros(int(height.max(initial=0)) + 2, dtype=np.int64)
     bounds[1:] = np.cumsum(np.bincount(height))
     return order, bounds
@@ -145,8 +149,8 @@ def solve(dag: StateDag, selection: str = "first", progress: Progress | None = N
     check_memory(dag, memory_mb)
     start = time.perf_counter()
     deadline = None if time_limit is None else start + time_limit
+    order, bounds = level_order(dag)    # first: its temporaries then need no room beside the solution
     state = LevelSolver(dag, selection)
-    order, bounds = level_order(dag)
     total, done = int(np.count_nonzero(~dag.terminal)), 0
     try:
         for h in range(1, len(bounds) - 1):

@@ -11,8 +11,8 @@ A :class:`DagSolution` of a :class:`~.dag.StateDag` with ``S`` states holds
 * ``solved[S]`` bool;
 * a side table for the mixed states only: ``mixed_states[M]`` (sorted state ids) and,
   per player ``p``, ``mixed_prob[p]`` with state ``mixed_states[k]``'s distribution at
-  ``mixed_prob[p][mixed_start[p, k]:mixed_start[p, k + 1]]`` (both players are kept
-  there even when one of them is pure).
+  ``mixed_prob[p][mixed_start[p, k]:mixed_start[p, k] + n_p]`` (``n_p`` its action
+  count; both players are kept there even when one of them is pure).
 
 That is 22 bytes per state plus ``8 (n0 + n1) + 24`` per mixed state, instead of one
 float per action and player and a row per entry (:class:`~.solution.Solution`).
@@ -93,7 +93,8 @@ class StrategyStore:
         self.dag = dag
         self.pure = np.full((s, 2), -1, dtype=np.int16)
         self.method = np.full(s, -1, dtype=np.int8)
-        self._mixed: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self._states: list[np.ndarray] = []
+        self._probs: tuple[list[np.ndarray], list[np.ndarray]] = ([], [])
 
     def add(self, states: np.ndarray, x: np.ndarray, y: np.ndarray, method: np.ndarray) -> None:
         """Strategies ``x`` [k, m], ``y`` [k, n] of same-shape ``states``."""
@@ -103,26 +104,23 @@ class StrategyStore:
         self.pure[states[pure], 1] = y[pure].argmax(axis=1)
         if not pure.all():
             mixed = ~pure
-            self._mixed.append((states[mixed], x[mixed].reshape(-1), y[mixed].reshape(-1)))
+            self._states.append(states[mixed])
+            self._probs[0].append(x[mixed].reshape(-1))
+            self._probs[1].append(y[mixed].reshape(-1))
 
     def result(self, solver: str, selection: str, values: np.ndarray, solved: np.ndarray,
                seconds: float, stats: dict[str, int]) -> DagSolution:
+        """The solution; the side table keeps the order strategies came in (no copy to
+        sort it), only the states and their offsets are sorted."""
         dag = self.dag
-        if self._mixed:
-            states = np.concatenate([m[0] for m in self._mixed]).astype(np.int64)
-            flat = [np.concatenate([m[1 + p] for m in self._mixed]) for p in (0, 1)]
-        else:
-            states, flat = np.zeros(0, dtype=np.int64), [np.zeros(0), np.zeros(0)]
+        states = np.concatenate(self._states or [np.zeros(0)]).astype(np.int64)
+        probs = []
+        for chunks in self._probs:   # join one player's chunks, then free them
+            probs.append(np.concatenate(chunks or [np.zeros(0)]))
+            chunks.clear()
         counts = np.stack([dag.n0[states], dag.n1[states]]).astype(np.int64)
         order = np.argsort(states, kind="stable")
-        start = np.zeros((2, states.size + 1), dtype=np.int64)
-        probs = []
-        for p in (0, 1):
-            old_start = np.cumsum(counts[p]) - counts[p]
-            sizes = counts[p, order]
-            start[p, 1:] = np.cumsum(sizes)
-            idx = np.repeat(old_start[order] - start[p, :-1], sizes) + np.arange(int(start[p, -1]))
-            probs.append(flat[p][idx])
+        start = (np.cumsum(counts, axis=1) - counts)[:, order]
         return DagSolution(dag=dag, solver=solver, selection=selection, values=values,
                            pure=self.pure, method=self.method, solved=solved,
                            mixed_states=states[order], mixed_start=start,
