@@ -207,6 +207,13 @@ def test_limits_and_memory() -> None:
     assert dag_certificate.check(dag, partial)["max_gain"] <= 1e-12
     with pytest.raises(GameError, match="unknown solver"):
         solve_dag(dag, "cfr")
+    bad = game_to_dag(full_game(2, 1, 0))
+    bad.entry_child[0] = bad.num_states
+    with pytest.raises(GameError, match="does not exist"):
+        solve_dag(bad)
+    bad.entry_child[0] = bad.root        # the root is its own child: a cycle
+    with pytest.raises(GameError, match="cycle"):
+        solve_dag(bad)
     seen: list[tuple[int, int]] = []
     solution = solve_dag(dag, progress=lambda done, total: seen.append((done, total)))
     assert seen[-1][0] == seen[-1][1] == int((~dag.terminal).sum())

@@ -7,7 +7,8 @@ time_limit=None, memory_mb=None) -> DagSolution``:
   (:mod:`.dag_baseline`);
 * ``ih``: the interval heuristic through the per-entry model (:mod:`.dag_ih`).
 
-Check the result with :func:`.dag_certificate.check`.
+The DAG is validated first (:meth:`.dag.StateDag.validate`; a cycle is found by the
+heights). Check the result with :func:`.dag_certificate.check`.
 """
 
 from __future__ import annotations
@@ -29,4 +30,5 @@ def solve_dag(dag: StateDag, solver: str = "baseline", selection: str = "first",
     """Solve ``dag`` with ``solver`` (see the module docstring)."""
     if solver not in SOLVERS:
         raise GameError(f"unknown solver {solver!r} for a state DAG; use one of {', '.join(SOLVERS)}")
+    dag.validate()    # one pass over the entries; a bad DAG gets one line, not a traceback
     return SOLVERS[solver](dag, selection, progress, time_limit, memory_mb)
