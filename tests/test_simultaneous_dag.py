@@ -25,6 +25,7 @@ from solvers.matrix.level_batch import solve_level_batch, solve_level_groups
 from solvers.matrix.lp import maximin
 from solvers.matrix.selection import SELECTIONS
 from solvers.simultaneous import baseline, certificate, dag_certificate, interval_heuristic
+from solvers.simultaneous.dag import StateDag
 from solvers.simultaneous.dag_convert import (
     dag_to_game,
     from_game_solution,
@@ -214,6 +215,11 @@ def test_limits_and_memory() -> None:
     bad.entry_child[0] = bad.root        # the root is its own child: a cycle
     with pytest.raises(GameError, match="cycle"):
         solve_dag(bad)
+    one_sided = StateDag(n0=np.array([3, 0], np.uint16), n1=np.zeros(2, np.uint16),
+                         nk=np.ones(2, np.uint16), entry_start=np.zeros(3, np.int64),
+                         entry_child=np.zeros(0, np.int32), payoff=np.zeros((2, 2)))
+    with pytest.raises(GameError, match="nature has none"):
+        solve_dag(one_sided)
     seen: list[tuple[int, int]] = []
     solution = solve_dag(dag, progress=lambda done, total: seen.append((done, total)))
     assert seen[-1][0] == seen[-1][1] == int((~dag.terminal).sum())

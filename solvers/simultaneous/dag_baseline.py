@@ -22,7 +22,8 @@ over the budget; ``time_limit`` stops between chunks with :class:`LimitReached`
 carrying the partial solution.
 
 Public API: ``solve(dag, selection="first", progress=None, time_limit=None,
-memory_mb=None) -> DagSolution``; ``progress(done, total)`` counts non-terminal states.
+memory_mb=None) -> DagSolution``; ``progress(done, total)``, called after every chunk,
+counts non-terminal states.
 """
 
 from __future__ import annotations
@@ -157,10 +158,10 @@ def solve(dag: StateDag, selection: str = "first", progress: Progress | None = N
             for part in chunks(dag, order[bounds[h]:bounds[h + 1]]):
                 state.solve_states(part)
                 done += len(part)
+                if progress is not None:
+                    progress(done, total)
                 if deadline is not None and time.perf_counter() > deadline:
                     raise LimitReached(f"time limit reached after solving {done} of {total} states")
-            if progress is not None:
-                progress(done, total)
     except LimitReached as exc:
         exc.partial = state.result("baseline", start)
         raise

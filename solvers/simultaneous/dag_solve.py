@@ -15,7 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from solvers.errors import GameError
+import numpy as np
+
+from solvers.errors import GameError, ValidationError
 
 from . import dag_baseline, dag_ih
 from .dag import StateDag
@@ -31,4 +33,8 @@ def solve_dag(dag: StateDag, solver: str = "baseline", selection: str = "first",
     if solver not in SOLVERS:
         raise GameError(f"unknown solver {solver!r} for a state DAG; use one of {', '.join(SOLVERS)}")
     dag.validate()    # one pass over the entries; a bad DAG gets one line, not a traceback
+    empty = np.flatnonzero((dag.n0 > 0) & ((dag.n1 == 0) | (dag.nk == 0)))
+    if empty.size:
+        raise ValidationError(f"state {int(empty[0])}: player 0 has actions but player 1 "
+                              "or nature has none")
     return SOLVERS[solver](dag, selection, progress, time_limit, memory_mb)
