@@ -26,7 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "solve": ("", "solve a game file (.kif, .efg, tree-format .txt, .osposg)"),
     "random-game": ("solvers.simultaneous.cli:random_game_main", "write a random simultaneous-move game as .efg"),
     "exploitability": ("solvers.extensive.cli:exploitability_main", "NashConv of a strategy file for an .efg/tree game"),
-    "bench": ("", "benchmarks against peers: gdl, thesis, corpus, cfr, server, agent, expand"),
+    "bench": ("", "benchmarks beside their peers (ggp bench --help lists them)"),
     "agent": ("agent.cli:main", "run the GGP agent (--http PORT or --ws URL)"),
     "serve": ("server.cli:serve_main", "run the websocket match server"),
     "match": ("server.cli:match_main", "play one match on an embedded server"),
@@ -48,6 +48,8 @@ BENCHES: dict[str, tuple[str, str]] = {
              "mutated game files and protocol messages: tracebacks and hangs per format"),
     "expand": ("gdl.expand_bench:main",
                "expansion of big GDL games: batched against per-state, states/s and bytes"),
+    "level": ("gdl.level_bench:main",
+              "level-batched matrix games on the compact DAG against the per-node path"),
 }
 
 SIMULTANEOUS_SOLVERS = {"baseline", "ih"}

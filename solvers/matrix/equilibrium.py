@@ -114,6 +114,37 @@ def _single_pure(u0: np.ndarray, u1: np.ndarray, selection: str) -> MatrixSoluti
     return MatrixSolutions(x, y, np.array([[a0[i][j], a1[i][j]]]), np.zeros(1, dtype=np.int8))
 
 
+def pure_step(u0: np.ndarray, u1: np.ndarray, tol: np.ndarray, selection: str
+              ) -> tuple[MatrixSolutions, np.ndarray]:
+    """Step 1 for a stack [b, m, n]: the selected pure equilibria (method ``PURE``) and
+    the games without one (their rows of the solutions are zeros, to be filled)."""
+    b, m, n = u0.shape
+    x, y = np.zeros((b, m)), np.zeros((b, n))
+    values = np.zeros((b, 2))
+    choice = select_pure(u0, u1, pure_equilibrium_mask(u0, u1, tol), selection)
+    pure = np.flatnonzero(choice >= 0)
+    i, j = choice[pure] // n, choice[pure] % n
+    x[pure, i] = 1.0
+    y[pure, j] = 1.0
+    values[pure, 0], values[pure, 1] = u0[pure, i, j], u1[pure, i, j]
+    return MatrixSolutions(x, y, values, np.full(b, PURE, dtype=np.int8)), np.flatnonzero(choice < 0)
+
+
+def enumerate_supports(u0: np.ndarray, u1: np.ndarray, selection: str, tol: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`.support_enumeration.support_enumeration` in chunks of about
+    ``SUPPORT_BATCH_FLOATS`` floats: (x, y, values, found)."""
+    b, m, n = u0.shape
+    chunk = max(1, SUPPORT_BATCH_FLOATS // (support_pairs(m, n) * (max(m, n) + 1) ** 2))
+    x, y, values = np.zeros((b, m)), np.zeros((b, n)), np.zeros((b, 2))
+    found = np.zeros(b, dtype=bool)
+    for start in range(0, b, chunk):
+        part = slice(start, start + chunk)
+        x[part], y[part], values[part], found[part] = support_enumeration(
+            u0[part], u1[part], selection, tol[part])
+    return x, y, values, found
+
+
 def solve_batch(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> MatrixSolutions:
     """Equilibria of a stack of games [b, m, n] (see the module docstring)."""
     check_selection(selection)
@@ -125,33 +156,18 @@ def solve_batch(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> Mat
         if single is not None:
             return single
     tol = tolerance(u0, u1)
-    x, y = np.zeros((b, m)), np.zeros((b, n))
-    values = np.zeros((b, 2))
-    method = np.full(b, PURE, dtype=np.int8)
-
-    choice = select_pure(u0, u1, pure_equilibrium_mask(u0, u1, tol), selection)
-    pure = np.flatnonzero(choice >= 0)
-    i, j = choice[pure] // n, choice[pure] % n
-    x[pure, i] = 1.0
-    y[pure, j] = 1.0
-    values[pure, 0], values[pure, 1] = u0[pure, i, j], u1[pure, i, j]
-
-    rest = np.flatnonzero(choice < 0)
+    sol, rest = pure_step(u0, u1, tol, selection)
+    x, y, values, method = sol.x, sol.y, sol.values, sol.method
     if rest.size and m == n == 2:
         x[rest], y[rest], values[rest] = solve_2x2(u0[rest], u1[rest])
         method[rest] = CLOSED_FORM
         rest = rest[:0]
-    pairs = support_pairs(m, n)
-    if rest.size and pairs <= SUPPORT_PAIR_LIMIT:
-        chunk = max(1, SUPPORT_BATCH_FLOATS // (pairs * (max(m, n) + 1) ** 2))
-        missed = []
-        for part in np.array_split(rest, -(-rest.size // chunk)):
-            sx, sy, sv, found = support_enumeration(u0[part], u1[part], selection, tol[part])
-            done = part[found]
-            x[done], y[done], values[done] = sx[found], sy[found], sv[found]
-            method[done] = SUPPORT
-            missed.append(part[~found])
-        rest = np.concatenate(missed)
+    if rest.size and support_pairs(m, n) <= SUPPORT_PAIR_LIMIT:
+        sx, sy, sv, found = enumerate_supports(u0[rest], u1[rest], selection, tol[rest])
+        done = rest[found]
+        x[done], y[done], values[done] = sx[found], sy[found], sv[found]
+        method[done] = SUPPORT
+        rest = rest[~found]
     if rest.size:
         zero_sum = is_constant_sum(u0[rest], u1[rest], tol[rest])
         for g, constant in zip(rest.tolist(), zero_sum.tolist(), strict=True):

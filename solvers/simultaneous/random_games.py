@@ -21,6 +21,7 @@ import numpy as np
 
 from solvers.errors import GameError
 
+from .dag import StateDag
 from .model import TERMINAL, SimultaneousGame
 
 #: generators refuse games with more nodes than this
@@ -98,3 +99,42 @@ def random_game(actions: int, depth: int, seed: int, full: bool = False,
     """``full_game`` (4.3.4) or ``variable_game`` (4.2.3)."""
     make = full_game if full else variable_game
     return make(actions, depth, seed, zero_sum)
+
+
+def random_dag(actions: int, depth: int, width: int, seed: int, zero_sum: bool = False,
+               outcomes: int = 1) -> StateDag:
+    """A random :class:`~.dag.StateDag` with shared states and nature (not from the thesis).
+
+    ``2 * width`` terminal states with payoffs as above; ``depth`` levels of ``width``
+    states (one, the root, at the top), each with ``1..actions`` actions per player
+    and ``1..outcomes`` equally likely outcomes per joint move, every entry leading to
+    a state of a lower level drawn uniformly (so states are shared). States are
+    numbered from the root down, as an expansion numbers them.
+    """
+    _check(actions, depth, 1)
+    rng = np.random.default_rng(seed)
+    counts = [2 * width] + [width] * (depth - 1) + [1] * (depth > 0)
+    total = sum(counts)
+    if total > MAX_NODES:
+        raise GameError(f"a random DAG of {total} states is too large (limit {MAX_NODES})")
+    low = np.cumsum(counts) - counts            # first state of each level, bottom-up ids
+    shape = np.zeros((total, 3), dtype=np.int64)
+    kids: list[np.ndarray] = []
+    for level in range(1, len(counts)):
+        k = counts[level]
+        shape[low[level]:low[level] + k, :2] = rng.integers(1, actions + 1, size=(k, 2))
+        shape[low[level]:low[level] + k, 2] = rng.integers(1, outcomes + 1, size=k)
+        size = int(shape[low[level]:low[level] + k].prod(axis=1).sum())
+        kids.append(rng.integers(0, low[level], size=size))
+    flip = total - 1 - np.arange(total)          # root first
+    shape = shape[flip]
+    child = flip[np.concatenate(kids[::-1])] if kids else np.zeros(0, dtype=np.int64)
+    payoff = np.zeros((total, 2))
+    payoff[flip[:counts[0]]] = _payoffs(rng, counts[0], zero_sum)
+    start = np.zeros(total + 1, dtype=np.int64)
+    start[1:] = np.cumsum(shape.prod(axis=1))
+    dag = StateDag(n0=shape[:, 0].astype(np.uint16), n1=shape[:, 1].astype(np.uint16),
+                   nk=shape[:, 2].astype(np.uint16), entry_start=start,
+                   entry_child=child.astype(np.int32), payoff=payoff, root=0)
+    dag.validate()
+    return dag
