@@ -157,7 +157,10 @@ def scale(width: int, actions: int, say: Callable[[str], None]) -> dict:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="ggp bench level", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="ggp bench level",
+        description="The level-batched solver on the compact DAG against the per-node path, "
+        "in one run: seconds per mixed node, bytes per state.")
     parser.add_argument("--quick", action="store_true", help="two games and a small scale run")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="the GDL corpus folder")
     parser.add_argument("--scale-width", type=int,
