@@ -42,7 +42,7 @@ BENCHES: dict[str, str] = {
     "agent": "agent.bench:main",
 }
 
-SIMULTANEOUS_SOLVERS = {"baseline", "ih"}
+SIMULTANEOUS_SOLVERS = {"baseline", "ih", "doab"}
 
 
 def _solve_handler(argv: Sequence[str]) -> str:

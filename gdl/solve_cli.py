@@ -40,7 +40,7 @@ from gdl.solution_store import node_line, save_solution
 from gdl.terms import Fn, Rule, term_to_kif
 from solvers.errors import GameError, LimitReached
 
-SOLVERS = ("baseline", "ih")
+SOLVERS = ("baseline", "ih", "doab")
 MIN_PROBABILITY = 1e-12     # moves below this are left out of strategy lines
 PROGRESS_SECONDS = 2.0
 
@@ -68,6 +68,8 @@ class GdlSolveResult:
         return {roles[0]: _number(root[0]), roles[1]: _number(root[1])}
 
     def to_json(self) -> dict:
+        from solvers.simultaneous.doab import counts
+
         graph = self.expansion.graph
         return {
             "solver": self.solution.solver,  # type: ignore[attr-defined]
@@ -83,6 +85,7 @@ class GdlSolveResult:
             "load_seconds": round(self.load_seconds, 4),
             "total_seconds": round(self.load_seconds + self.expand_seconds
                                    + self.solve_seconds, 4),
+            **counts(self.solution),
         }
 
 
@@ -107,9 +110,9 @@ def solve_expansion(expansion: Expansion, solver: str, *, selection: str = "firs
                     progress: Callable[[int, int], None] | None = None
                     ) -> tuple[object, dict, float]:
     """(solution, certificate, solve seconds) of an expanded game (steps 3-4)."""
-    from solvers.simultaneous import baseline, certificate, interval_heuristic
+    from solvers.simultaneous import baseline, certificate, doab, interval_heuristic
 
-    module = baseline if solver == "baseline" else interval_heuristic
+    module = {"baseline": baseline, "ih": interval_heuristic, "doab": doab}[solver]
     start = time.perf_counter()
     try:
         solution = module.solve(expansion.game, selection=selection, progress=progress,
@@ -194,6 +197,8 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _summary(result: GdlSolveResult) -> str:
+    from solvers.simultaneous.doab import counts_line
+
     graph = result.expansion.graph
     kind = (f"constant-sum {graph.constant_sum:g}" if graph.constant_sum is not None
             else "general-sum")
@@ -207,6 +212,7 @@ def _summary(result: GdlSolveResult) -> str:
         f"in {result.expand_seconds:.2f} s",
         f"{result.solution.solver}: values {values} in {result.solve_seconds:.2f} s "  # type: ignore[attr-defined]
         f"({support:,} nodes in the strategy's support)",
+        *filter(None, [counts_line(result.solution)]),
         f"certificate: max gain {check['max_gain']:.3g}"
         + ("" if check.get("ok", True) else " (NOT an equilibrium within tolerance)"),
     ])

@@ -24,14 +24,14 @@ from pathlib import Path
 from solvers.errors import GameError
 from solvers.matrix.selection import SELECTIONS
 
-from . import baseline, certificate, interval_heuristic
+from . import baseline, certificate, doab, interval_heuristic
 from .efg_export import write_efg
 from .efg_import import read_simultaneous_efg
 from .model import SimultaneousGame
 from .random_games import random_game
 from .solution import Solution
 
-SOLVERS = {"baseline": baseline.solve, "ih": interval_heuristic.solve}
+SOLVERS = {"baseline": baseline.solve, "ih": interval_heuristic.solve, "doab": doab.solve}
 
 
 def random_game_main(argv: list[str]) -> int:
@@ -95,7 +95,7 @@ def solve_main(argv: list[str]) -> int:
     parser.add_argument("--max-nodes", type=int, default=5_000_000, metavar="N")
     args = parser.parse_args(argv)
     if Path(args.game).suffix.lower() != ".efg":
-        raise GameError(f"{args.game}: the baseline and ih solvers read .efg files")
+        raise GameError(f"{args.game}: the baseline, ih and doab solvers read .efg files")
     game = read_simultaneous_efg(args.game, max_nodes=args.max_nodes)
     solution = SOLVERS[args.solver](game, selection=args.selection,
                                     progress=_progress_printer(args.solver),
@@ -113,11 +113,13 @@ def solve_main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps({"solver": args.solver, "values": {players[0]: v0, players[1]: v1},
                           "nodes": game.num_nodes, "seconds": solution.seconds,
-                          "certificate": cert}))
+                          "certificate": cert, **doab.counts(solution)}))
     else:
         print(f"{args.solver}: {players[0]} {v0:.10g}, {players[1]} {v1:.10g} "
               f"({game.num_nodes} nodes, {int(solution.solved.sum())} solved, "
               f"{solution.seconds:.4f} s)")
+        if doab.counts_line(solution):
+            print(doab.counts_line(solution))
         print(f"certificate: max gain {cert['max_gain']:.3g} "
               f"({'ok' if cert['ok'] else 'NOT an equilibrium within 1e-9 of the payoff range'})")
     return 0 if cert["ok"] else 1
