@@ -36,13 +36,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
 BENCHES: dict[str, str] = {
     "gdl": "gdl.bench:main",
     "corpus": "gdl.solve_bench:main",
+    "doab": "gdl.doab_bench:main",
     "thesis": "solvers.simultaneous.bench:main",
     "cfr": "solvers.extensive.bench:main",
     "server": "server.bench:main",
     "agent": "agent.bench:main",
 }
 
-SIMULTANEOUS_SOLVERS = {"baseline", "ih", "doab"}
+SIMULTANEOUS_SOLVERS = {"baseline", "ih", "doab", "biab"}
 
 
 def _solve_handler(argv: Sequence[str]) -> str:

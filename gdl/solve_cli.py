@@ -40,7 +40,7 @@ from gdl.solution_store import node_line, save_solution
 from gdl.terms import Fn, Rule, term_to_kif
 from solvers.errors import GameError, LimitReached
 
-SOLVERS = ("baseline", "ih", "doab")
+SOLVERS = ("baseline", "ih", "doab", "biab")
 MIN_PROBABILITY = 1e-12     # moves below this are left out of strategy lines
 PROGRESS_SECONDS = 2.0
 
@@ -112,11 +112,12 @@ def solve_expansion(expansion: Expansion, solver: str, *, selection: str = "firs
     """(solution, certificate, solve seconds) of an expanded game (steps 3-4)."""
     from solvers.simultaneous import baseline, certificate, doab, interval_heuristic
 
-    module = {"baseline": baseline, "ih": interval_heuristic, "doab": doab}[solver]
+    solve = {"baseline": baseline.solve, "ih": interval_heuristic.solve, "doab": doab.solve,
+             "biab": doab.solve_biab}[solver]
     start = time.perf_counter()
     try:
-        solution = module.solve(expansion.game, selection=selection, progress=progress,
-                                time_limit=time_limit)
+        solution = solve(expansion.game, selection=selection, progress=progress,
+                         time_limit=time_limit)
     except LimitReached as exc:
         raise LimitReached(f"{solver} stopped: {exc.message} (raise --time-limit)",
                            exc.partial) from None

@@ -31,7 +31,8 @@ from .model import SimultaneousGame
 from .random_games import random_game
 from .solution import Solution
 
-SOLVERS = {"baseline": baseline.solve, "ih": interval_heuristic.solve, "doab": doab.solve}
+SOLVERS = {"baseline": baseline.solve, "ih": interval_heuristic.solve, "doab": doab.solve,
+           "biab": doab.solve_biab}
 
 
 def random_game_main(argv: list[str]) -> int:
@@ -95,7 +96,7 @@ def solve_main(argv: list[str]) -> int:
     parser.add_argument("--max-nodes", type=int, default=5_000_000, metavar="N")
     args = parser.parse_args(argv)
     if Path(args.game).suffix.lower() != ".efg":
-        raise GameError(f"{args.game}: the baseline, ih and doab solvers read .efg files")
+        raise GameError(f"{args.game}: the baseline, ih, doab and biab solvers read .efg files")
     game = read_simultaneous_efg(args.game, max_nodes=args.max_nodes)
     solution = SOLVERS[args.solver](game, selection=args.selection,
                                     progress=_progress_printer(args.solver),

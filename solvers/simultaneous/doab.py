@@ -2,9 +2,11 @@
 
 After B. Bošanský, V. Lisý, M. Lanctot, J. Čermák and M. H. M. Winands, "Algorithms
 for computing strategies in two-player simultaneous move games", Artificial
-Intelligence 237 (2016), section 4 (BIαβ, DOαβ; Algorithms 2-4 there). Values are
-player 0's payoffs ``u0``; the game must be constant-sum (``u0 + u1 = c`` at every
-terminal entry), so ``u1 = c - u0`` and every node has one value.
+Intelligence 237 (2016) (BIαβ and DOαβ; first published by Bošanský, Lisý, Čermák,
+Vítek and Pěchouček, "Using double-oracle method and serialized alpha-beta search for
+pruning in simultaneous move games", IJCAI 2013). Values are player 0's payoffs
+``u0``; the game must be constant-sum (``u0 + u1 = c`` at every terminal entry), so
+``u1 = c - u0`` and every node has one value.
 
 ``solve_node(h, a, b)`` (DOαβ with the window ``(a, b)``) returns ``v`` with the
 fail-soft contract: ``a < v < b`` is ``h``'s exact value, ``v <= a`` an upper bound,
@@ -19,7 +21,10 @@ fail-soft contract: ``a < v < b`` is ``h``'s exact value, ``v <= a`` an upper bo
    with a transposition table of bounds per node and game; chance nodes are expected
    values). ``o <= a`` or ``p >= b``: return that bound at once (pruned).
 3. The restricted game starts with one action per player: player 0's first move in
-   the first serialized game and player 1's in the second.
+   the first serialized game and player 1's in the second. (BIαβ, ``oracle=False``:
+   it is the whole matrix, and only children whose bounds differ are solved; the
+   best responses of step 5 then find nothing: backward induction pruned by the
+   serialized bounds alone.)
 4. Repeat: solve the restricted matrix game (children of its entries solved exactly,
    step 1 recursively; the matrix by :func:`solvers.matrix.equilibrium.solve_matrix`)
    giving ``(v_s, x, y)``;
@@ -49,8 +54,9 @@ nodes alpha-beta visited in either serialized game; ``restricted_games``, matrix
 solved; ``nodes_total``, the game's nodes (what full backward induction evaluates).
 
 Public API: ``solve(game, selection="first", progress=None, time_limit=None,
-max_nodes=None) -> PartialSolution`` (``selection`` is accepted for the common solver
-signature; a constant-sum game's value does not depend on it).
+max_nodes=None, oracle=True) -> PartialSolution`` (``selection`` is accepted for the
+common solver signature; a constant-sum game's value does not depend on it);
+``solve_biab(game, ...)`` is BIαβ.
 """
 
 from __future__ import annotations
@@ -84,8 +90,8 @@ def constant_sum(game: SimultaneousGame) -> float | None:
 
 class _Doab:
     def __init__(self, game: SimultaneousGame, c: float, deadline: float | None,
-                 progress: Callable[[int, int], None] | None) -> None:
-        self.game, self.c = game, c
+                 progress: Callable[[int, int], None] | None, oracle: bool) -> None:
+        self.game, self.c, self.oracle = game, c, oracle
         self.deadline, self.progress = deadline, progress
         n = game.num_nodes
         self.child = game.entry_child.tolist()
@@ -214,17 +220,18 @@ class _Doab:
             if self.child[e] < 0:
                 lo_mat.flat[e - s] = self.pay[e]
         hi_mat = lo_mat.copy()
-        rows = [self.s_move[LOWER][h]]
-        cols = [self.s_move[UPPER][h]]
+        if self.oracle:
+            rows, cols = [self.s_move[LOWER][h]], [self.s_move[UPPER][h]]
+        else:  # BIαβ: the whole matrix; children whose bounds meet are not solved
+            rows, cols = list(range(m)), list(range(n))
+            for e in range(s, s + m * n):
+                lo_mat.flat[e - s], hi_mat.flat[e - s] = self.entry_bounds(e)
         while True:
             for i in rows:  # the restricted game's children, exactly
                 for j in cols:
                     if not lo_mat[i, j] == hi_mat[i, j]:  # also when not looked at (NaN)
                         lo_mat[i, j] = hi_mat[i, j] = self.solve_node(self.child[s + i * n + j], -INF, INF)
-            sub = lo_mat[np.ix_(rows, cols)]
-            x, y, vals, _ = solve_matrix(sub, -sub)
-            self.restricted_games += 1
-            v_s = float(vals[0])
+            x, y, v_s = self.restricted_game(lo_mat[np.ix_(rows, cols)])
             ibr, up = self.best_response(h, lo_mat, hi_mat, rows, cols, y, max(a, v_s), 1.0)
             jbr, down = self.best_response(h, lo_mat, hi_mat, cols, rows, x, min(b, v_s), -1.0)
             hi_k, lo_k = min(hi_k, up), max(lo_k, down)
@@ -245,6 +252,24 @@ class _Doab:
                 rows.append(ibr)
             if jbr is not None:
                 cols.append(jbr)
+
+    def restricted_game(self, sub: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        """(x, y, value) of the zero-sum matrix ``sub``: a saddle point or a 2x2 game
+        directly (half of the restricted games; no batch machinery), else
+        :func:`~solvers.matrix.equilibrium.solve_matrix`."""
+        self.restricted_games += 1
+        m, n = sub.shape
+        low, high = sub.min(axis=1), sub.max(axis=0)
+        i, j = int(low.argmax()), int(high.argmin())
+        if low[i] >= high[j] - self.eps:
+            return np.eye(m)[i], np.eye(n)[j], float(sub[i, j])
+        if m == n == 2:  # no saddle point: both mix, by the indifference equations
+            (a, b), (c, d) = sub.tolist()
+            den = a - b - c + d
+            x0, y0 = (d - c) / den, (d - b) / den
+            return np.array([x0, 1 - x0]), np.array([y0, 1 - y0]), (a * d - b * c) / den
+        x, y, vals, _ = solve_matrix(sub, -sub)
+        return x, y, float(vals[0])
 
     def best_response(self, h: int, lo_mat: np.ndarray, hi_mat: np.ndarray, own: list[int],
                       opp: list[int], sigma: np.ndarray, t: float, sign: float
@@ -336,22 +361,26 @@ class _Doab:
                  "nodes_solved": int(self.solved.sum()),
                  "bound_nodes": sum(self.s_seen),
                  "restricted_games": self.restricted_games}
-        return PartialSolution(game=self.game, solver="doab", selection="constant-sum",
+        return PartialSolution(game=self.game, solver="doab" if self.oracle else "biab",
+                               selection="constant-sum",
                                strategy=self.strategy, values=self.values, solved=self.solved,
                                method=method, seconds=time.perf_counter() - start, stats=stats)
 
 
 def solve(game: SimultaneousGame, selection: str = "first",
           progress: Callable[[int, int], None] | None = None,
-          time_limit: float | None = None, max_nodes: int | None = None) -> PartialSolution:
-    """DOαβ from the root: an equilibrium defined wherever it leads (module docstring)."""
+          time_limit: float | None = None, max_nodes: int | None = None,
+          oracle: bool = True) -> PartialSolution:
+    """DOαβ (BIαβ without the ``oracle``) from the root: an equilibrium defined wherever
+    it leads (module docstring)."""
     require_budget(game, max_nodes)
     c = constant_sum(game)
     if c is None:
-        raise UnsupportedGame("doab solves constant-sum games only (u0 + u1 differs "
+        name = "doab" if oracle else "biab"
+        raise UnsupportedGame(f"{name} solves constant-sum games only (u0 + u1 differs "
                               "between terminal entries); use --solver baseline or ih")
     start = time.perf_counter()
-    run = _Doab(game, c, None if time_limit is None else start + time_limit, progress)
+    run = _Doab(game, c, None if time_limit is None else start + time_limit, progress, oracle)
     try:
         with deep_recursion:
             run.solve_node(game.root, -INF, INF)
@@ -359,6 +388,13 @@ def solve(game: SimultaneousGame, selection: str = "first",
         exc.partial = run.result(start)
         raise
     return run.result(start)
+
+
+def solve_biab(game: SimultaneousGame, selection: str = "first",
+               progress: Callable[[int, int], None] | None = None,
+               time_limit: float | None = None, max_nodes: int | None = None) -> PartialSolution:
+    """BIαβ: backward induction pruned by the serialized bounds (step 3's variant)."""
+    return solve(game, selection, progress, time_limit, max_nodes, oracle=False)
 
 
 COUNT_FIELDS = ("nodes_evaluated", "nodes_total", "nodes_solved", "bound_nodes", "restricted_games")
@@ -375,7 +411,7 @@ def counts_line(solution: object) -> str | None:
     found = counts(solution)
     if not found:
         return None
-    return (f"doab: {found['nodes_evaluated']:,} of {found['nodes_total']:,} nodes evaluated "
+    return (f"{getattr(solution, 'solver', 'doab')}: {found['nodes_evaluated']:,} of {found['nodes_total']:,} nodes evaluated "
             f"(backward induction evaluates all), {found['nodes_solved']:,} solved, "
             f"{found['restricted_games']:,} restricted matrix games, "
             f"{found['bound_nodes']:,} nodes in the serialized alpha-beta searches")
