@@ -14,7 +14,7 @@ import pytest
 from conftest import GAMES, shared_path
 
 from ggp_cli import main as ggp
-from solvers.errors import UnsupportedGame
+from solvers.errors import LimitReached, UnsupportedGame
 from solvers.simultaneous import baseline, certificate, doab
 from solvers.simultaneous.model import CHANCE, DECISION, SimultaneousGame, SimultaneousGameBuilder
 from solvers.simultaneous.random_games import random_game
@@ -101,6 +101,14 @@ def test_biab_equals_baseline_and_prunes_less() -> None:
                 evaluated[name] += agrees_with_baseline(game, solve)["nodes_evaluated"]
     # measured: BIαβ 1,743 nodes, DOαβ 332, of the 2,714 of these 16 games
     assert evaluated["doab"] < evaluated["biab"] < 2_714
+
+
+def test_time_limit_stops_with_a_partial_result() -> None:
+    game = random_game(3, 4, 0, full=True, zero_sum=True)     # 7,381 nodes
+    with pytest.raises(LimitReached, match="time limit reached") as stop:
+        doab.solve(game, time_limit=1e-9)
+    assert isinstance(stop.value.partial, PartialSolution)
+    assert stop.value.partial.stats["nodes_total"] == game.num_nodes
 
 
 def test_general_sum_games_are_refused() -> None:

@@ -114,6 +114,7 @@ class _Doab:
         self.strategy = (np.zeros(int(game.action_start[0, -1])),
                          np.zeros(int(game.action_start[1, -1])))
         self.evaluated = bytearray(n)
+        self.n_solved = 0
         self.restricted_games = 0
         self.eps = 1e-12 * game.payoff_range()
 
@@ -343,6 +344,7 @@ class _Doab:
 
     def finish(self, h: int, v: float) -> None:
         self.solved[h] = True
+        self.n_solved += 1
         self.values[h] = (v, self.c - v)
         self.v_lo[h] = self.v_hi[h] = v
 
@@ -350,9 +352,10 @@ class _Doab:
         if not self.evaluated[h]:
             self.evaluated[h] = 1
             if self.progress is not None:
-                self.progress(int(self.solved.sum()), self.game.num_nodes)
+                self.progress(self.n_solved, self.game.num_nodes)
         if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise LimitReached(f"time limit reached after {sum(self.evaluated):,} nodes evaluated")
+            raise LimitReached(f"time limit reached after {sum(self.evaluated):,} of "
+                               f"{self.game.num_nodes:,} nodes evaluated")
 
     def result(self, start: float) -> PartialSolution:
         method = np.full(self.game.num_nodes, -1, dtype=np.int8)
