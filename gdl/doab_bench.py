@@ -111,7 +111,7 @@ def table(rows: list[tuple[str, dict]], skipped: list[tuple[str, str]]) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ggp bench doab", description="DOαβ against the "
+    parser = argparse.ArgumentParser(prog="ggp bench doab", description="DOαβ and BIαβ against the "
                                      "baseline (full backward induction): nodes and CPU time.")
     parser.add_argument("games", nargs="*", help="corpus names, .kif or .efg files "
                         "(default: the constant-sum games the corpus bench solves)")

@@ -319,8 +319,7 @@ class _Doab:
         ``need`` for player 0, below it for player 1); a fail tightens the cell's bound."""
         lo, hi = float(lo_mat[c]), float(hi_mat[c])
         a, b = (max(need, lo), hi) if sign > 0 else (lo, min(need, hi))
-        if a >= b:  # no room left: the action cannot beat the threshold (rounding)
-            hi_mat[c], lo_mat[c] = (min(hi, need), lo) if sign > 0 else (hi, max(lo, need))
+        if a >= b:  # no room (rounding): the cell stays inexact, so the action is dropped
             return
         v = self.solve_node(self.child[self.start[h] + c[0] * self.cols[h] + c[1]], a, b)
         if sign > 0 and v <= a and a > lo:
