@@ -26,7 +26,7 @@ fail-soft contract: ``a < v < b`` is ``h``'s exact value, ``v <= a`` an upper bo
    best responses of step 5 then find nothing: backward induction pruned by the
    serialized bounds alone.)
 4. Repeat: solve the restricted matrix game (children of its entries solved exactly,
-   step 1 recursively; the matrix by :func:`solvers.matrix.equilibrium.solve_matrix`)
+   step 1 recursively; the matrix: a saddle point, else :mod:`solvers.matrix.simplex`)
    giving ``(v_s, x, y)``;
 5. player 0's best response to ``y`` among all his actions with threshold ``t =
    max(a, v_s)``: an action whose optimistic value ``sum_j y_j o_ij`` (children's upper
@@ -68,7 +68,7 @@ from collections.abc import Callable
 import numpy as np
 
 from solvers.errors import LimitReached, UnsupportedGame
-from solvers.matrix.equilibrium import solve_matrix
+from solvers.matrix.simplex import solve_zero_sum
 from solvers.recursion import deep_recursion
 
 from .model import CHANCE, SimultaneousGame, require_budget
@@ -264,22 +264,14 @@ class _Doab:
                 cols.append(jbr)
 
     def restricted_game(self, sub: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-        """(x, y, value) of the zero-sum matrix ``sub``: a saddle point or a 2x2 game
-        directly (half of the restricted games; no batch machinery), else
-        :func:`~solvers.matrix.equilibrium.solve_matrix`."""
+        """(x, y, value) of the zero-sum matrix ``sub``: a saddle point directly (half of
+        the restricted games), else the small tableau simplex (no scipy call)."""
         self.restricted_games += 1
-        m, n = sub.shape
         low, high = sub.min(axis=1), sub.max(axis=0)
         i, j = int(low.argmax()), int(high.argmin())
         if low[i] >= high[j] - self.eps:
-            return np.eye(m)[i], np.eye(n)[j], float(sub[i, j])
-        if m == n == 2:  # no saddle point: both mix, by the indifference equations
-            (a, b), (c, d) = sub.tolist()
-            den = a - b - c + d
-            x0, y0 = (d - c) / den, (d - b) / den
-            return np.array([x0, 1 - x0]), np.array([y0, 1 - y0]), (a * d - b * c) / den
-        x, y, vals, _ = solve_matrix(sub, -sub)
-        return x, y, float(vals[0])
+            return np.eye(sub.shape[0])[i], np.eye(sub.shape[1])[j], float(sub[i, j])
+        return solve_zero_sum(sub)
 
     def best_response(self, h: int, lo_mat: np.ndarray, hi_mat: np.ndarray, own: list[int],
                       opp: list[int], sigma: np.ndarray, t: float, sign: float
