@@ -244,6 +244,7 @@ def test_turn_based_tictactoe_equals_baseline() -> None:
     assert report["nodes_evaluated"] < report["nodes_total"] == 4_520
 
 
+@pytest.mark.slow
 def test_simultaneous_tictactoe_thesis_variant(capsys) -> None:
     report, _ = gdl_agrees(GAMES / "gdl" / "simultaneous_tictactoe_thesis.kif")
     assert report["values"] == {"p0": 37.5, "p1": 62.5}
