@@ -414,7 +414,8 @@ def counts_line(solution: object) -> str | None:
     found = counts(solution)
     if not found:
         return None
-    return (f"{getattr(solution, 'solver', 'doab')}: {found['nodes_evaluated']:,} of {found['nodes_total']:,} nodes evaluated "
-            f"(backward induction evaluates all), {found['nodes_solved']:,} solved, "
+    name = getattr(solution, "solver", "doab")
+    return (f"{name}: {found['nodes_evaluated']:,} of {found['nodes_total']:,} nodes "
+            f"evaluated (backward induction evaluates all), {found['nodes_solved']:,} solved, "
             f"{found['restricted_games']:,} restricted matrix games, "
             f"{found['bound_nodes']:,} nodes in the serialized alpha-beta searches")
