@@ -50,9 +50,11 @@ BENCHES: dict[str, tuple[str, str]] = {
                "expansion of big GDL games: batched against per-state, states/s and bytes"),
     "level": ("gdl.level_bench:main",
               "level-batched matrix games on the compact DAG against the per-node path"),
+    "doab": ("gdl.doab_bench:main",
+             "baseline, BIαβ and DOαβ on the same games: nodes evaluated and CPU time"),
 }
 
-SIMULTANEOUS_SOLVERS = {"baseline", "ih"}
+SIMULTANEOUS_SOLVERS = {"baseline", "ih", "doab", "biab"}
 
 # The four families of `ggp solve`: (title, how it is picked and solved, parser target).
 SOLVE_FAMILIES: list[tuple[str, str, str]] = [

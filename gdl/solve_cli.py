@@ -43,7 +43,7 @@ from solvers.errors import GameError, LimitReached
 from solvers.files import prepare_output
 from solvers.report import root_strategy_text
 
-SOLVERS = ("baseline", "ih")
+SOLVERS = ("baseline", "ih", "doab", "biab")
 MIN_PROBABILITY = 1e-12     # moves below this are left out of strategy lines
 PROGRESS_SECONDS = 2.0
 
@@ -71,6 +71,8 @@ class GdlSolveResult:
         return {roles[0]: _number(root[0]), roles[1]: _number(root[1])}
 
     def to_json(self) -> dict:
+        from solvers.simultaneous.doab import counts
+
         graph = self.expansion.graph
         return {
             "solver": self.solution.solver,  # type: ignore[attr-defined]
@@ -87,6 +89,7 @@ class GdlSolveResult:
             "load_seconds": round(self.load_seconds, 4),
             "total_seconds": round(self.load_seconds + self.expand_seconds
                                    + self.solve_seconds, 4),
+            **counts(self.solution),
         }
 
 
@@ -111,13 +114,14 @@ def solve_expansion(expansion: Expansion, solver: str, *, selection: str = "firs
                     progress: Callable[[int, int], None] | None = None
                     ) -> tuple[object, dict, float]:
     """(solution, certificate, solve seconds) of an expanded game (steps 3-4)."""
-    from solvers.simultaneous import baseline, certificate, interval_heuristic
+    from solvers.simultaneous import baseline, certificate, doab, interval_heuristic
 
-    module = baseline if solver == "baseline" else interval_heuristic
+    solve = {"baseline": baseline.solve, "ih": interval_heuristic.solve, "doab": doab.solve,
+             "biab": doab.solve_biab}[solver]
     start = time.perf_counter()
     try:
-        solution = module.solve(expansion.game, selection=selection, progress=progress,
-                                time_limit=time_limit)
+        solution = solve(expansion.game, selection=selection, progress=progress,
+                         time_limit=time_limit)
     except LimitReached as exc:
         raise LimitReached(f"{solver} stopped: {exc.message} (raise --time-limit)",
                            exc.partial) from None
@@ -201,6 +205,8 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _summary(result: GdlSolveResult) -> str:
+    from solvers.simultaneous.doab import counts_line
+
     graph = result.expansion.graph
     kind = (f"constant-sum {graph.constant_sum:g}" if graph.constant_sum is not None
             else "general-sum")
@@ -215,6 +221,7 @@ def _summary(result: GdlSolveResult) -> str:
         f"{result.solution.solver}: values {values} in {result.solve_seconds:.2f} s "  # type: ignore[attr-defined]
         f"({support:,} nodes in the strategy's support)",
         "root strategy: " + root_strategy_text(result.solution.root_strategy()),  # type: ignore[attr-defined]
+        *filter(None, [counts_line(result.solution)]),
         f"certificate: max gain {check['max_gain']:.3g}"
         + ("" if check.get("ok", True) else " (NOT an equilibrium within tolerance)"),
     ])

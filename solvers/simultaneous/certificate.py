@@ -8,10 +8,17 @@ Independent of the solvers (it reads only the game arrays and the strategies):
 2. At every solved decision node, each player's best pure deviation against the
    other's strategy, given the children's values: ``gain_0(h) = max_i sum_j b1(j) u0(i,
    j) - U_0(h)``, and the same for player 1 along columns. A deviation entry whose child
-   the solution left unsolved (the interval heuristic skips them) counts with the
-   child's utility-interval maximum ``max Omega`` (computed here again): no SPE of that
-   subgame pays the deviator more, so a zero gain then proves Lemma 4.3.11 (the pbs is
-   part of an SPE: complete it by any SPE of the skipped subgames).
+   the solution left unsolved (the interval heuristic and DOαβ skip them) counts with
+   an upper bound on what the deviator can get there in any SPE of that subgame,
+   computed here again, bottom-up: the child's utility-interval maximum ``max Omega``;
+   in a constant-sum game (``u0 + u1`` the same at every terminal entry, so every SPE
+   of a subgame has the subgame's value) also the value of the serialized game in
+   which the opponent commits to a pure move first (``min_j max_i``, expected over
+   chance), and, where the solution gives the opponent a strategy at an unsolved node
+   (a witness), the deviator's best response to it; the smallest of these, with the
+   children's bounds (solved children: their recomputed values) inside. Each is at
+   least the subgame's value, so a zero gain then proves Lemma 4.3.11 (the pbs is part
+   of an SPE: complete it by any SPE of the skipped subgames).
 3. Report the largest gain, the largest difference between the solution's values and
    the recomputed ones, malformed distributions, and positive-probability entries
    leading to unsolved nodes.
@@ -51,10 +58,13 @@ def check(game: SimultaneousGame, solution: Solution) -> dict:
     s0, s1 = solution.strategy
     values = np.full((game.num_nodes, 2), np.nan)
     bound = interval_maxima(game)
+    constant = _constant_sum(game)
     gain = np.zeros(game.num_nodes)
     strategy_error = 0.0
     unsolved_reached = 0
     for level in game.levels:
+        if constant:
+            _tighten_bounds(game, level[~solved[level]], solved, values, bound, (s0, s1))
         nodes = level[solved[level]]
         if nodes.size == 0:
             continue
@@ -107,3 +117,56 @@ def check(game: SimultaneousGame, solution: Solution) -> dict:
     return {"max_gain": max_gain, "relative_gain": max_gain / scale, "value_error": value_error,
             "strategy_error": strategy_error, "unsolved_reached": unsolved_reached,
             "nodes_checked": int(checked.size), "worst_node": worst, "ok": ok}
+
+
+def _constant_sum(game: SimultaneousGame) -> bool:
+    total = game.entry_payoff[game.entry_child < 0].sum(axis=1)
+    return total.size == 0 or float(total.max() - total.min()) <= 1e-9 * game.payoff_range()
+
+
+def _tighten_bounds(game: SimultaneousGame, nodes: np.ndarray, solved: np.ndarray,
+                    values: np.ndarray, bound: np.ndarray,
+                    strategy: tuple[np.ndarray, np.ndarray]) -> None:
+    """Constant-sum games: lower ``bound`` [N, 2] at the unsolved ``nodes`` (one level)
+    to the serialized games' values and the best responses to witness strategies."""
+    if nodes.size == 0:
+        return
+    sizes = np.diff(game.entry_start)[nodes]
+    idx = concat_ranges(game.entry_start[nodes], sizes)
+    owner = np.repeat(np.arange(nodes.size), sizes)
+    child = np.maximum(game.entry_child[idx], 0)
+    entry = np.where((game.entry_child[idx] < 0)[:, None], game.entry_payoff[idx],
+                     np.where(solved[child][:, None], values[child], bound[child]))
+    chance = game.node_kind[nodes] == CHANCE
+    if chance.any():
+        expected = entry * game.entry_prob[idx, None]
+        for p in (0, 1):
+            total = np.bincount(owner, weights=expected[:, p], minlength=nodes.size)
+            bound[nodes[chance], p] = np.minimum(bound[nodes[chance], p], total[chance])
+    dnodes = nodes[~chance]
+    e = np.flatnonzero(~chance[owner])
+    if dnodes.size == 0:
+        return
+    acts = game.entry_action[:, idx[e]]
+    for p in (0, 1):
+        q = 1 - p
+        # serialized: the opponent commits to a pure move, the deviator answers it
+        answer = np.full(len(strategy[q]), -np.inf)
+        np.maximum.at(answer, acts[q], entry[e, p])
+        # witness: the deviator's best response to the opponent's strategy, if it has one
+        reply = np.bincount(acts[p], weights=strategy[q][acts[q]] * entry[e, p],
+                            minlength=len(strategy[p]))
+        for source, own, reduce in ((answer, q, np.minimum), (reply, p, np.maximum)):
+            starts = game.action_start[own, dnodes]
+            counts = game.action_start[own, dnodes + 1] - starts
+            offsets = np.cumsum(counts) - counts
+            result = reduce.reduceat(source[concat_ranges(starts, counts)], offsets)
+            if reduce is np.maximum:
+                starts_q = game.action_start[q, dnodes]
+                counts_q = game.action_start[q, dnodes + 1] - starts_q
+                sigma = strategy[q][concat_ranges(starts_q, counts_q)]
+                offsets_q = np.cumsum(counts_q) - counts_q
+                valid = ((np.abs(np.add.reduceat(sigma, offsets_q) - 1) <= 1e-9)
+                         & (np.minimum.reduceat(sigma, offsets_q) >= 0))
+                result = np.where(valid, result, np.inf)
+            bound[dnodes, p] = np.minimum(bound[dnodes, p], result)

@@ -26,14 +26,15 @@ from solvers.files import prepare_output
 from solvers.matrix.selection import SELECTIONS
 from solvers.report import by_player, root_strategy_text, values_text
 
-from . import baseline, certificate, interval_heuristic
+from . import baseline, certificate, doab, interval_heuristic
 from .efg_export import write_efg
 from .efg_import import read_simultaneous_efg
 from .model import SimultaneousGame
 from .random_games import random_game
 from .solution import Solution
 
-SOLVERS = {"baseline": baseline.solve, "ih": interval_heuristic.solve}
+SOLVERS = {"baseline": baseline.solve, "ih": interval_heuristic.solve, "doab": doab.solve,
+           "biab": doab.solve_biab}
 
 
 def random_game_main(argv: list[str]) -> int:
@@ -111,7 +112,7 @@ def _solve_parser() -> argparse.ArgumentParser:
 def solve_main(argv: list[str]) -> int:
     args = _solve_parser().parse_args(argv)
     if Path(args.game).suffix.lower() != ".efg":
-        raise GameError(f"{args.game}: the baseline and ih solvers read .efg files")
+        raise GameError(f"{args.game}: the baseline, ih, doab and biab solvers read .efg files")
     started = time.monotonic()
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
     # the time limit covers reading too
@@ -137,12 +138,14 @@ def solve_main(argv: list[str]) -> int:
         print(json.dumps({"solver": args.solver, "values": values,
                           "root_strategy": solution.root_strategy(),
                           "nodes": game.num_nodes, "seconds": solution.seconds,
-                          "certificate": cert}))
+                          "certificate": cert, **doab.counts(solution)}))
     else:
         print(f"{args.solver}: {values_text(values)} "
               f"({game.num_nodes} nodes, {int(solution.solved.sum())} solved, "
               f"{solution.seconds:.4f} s)")
         print(f"root strategy: {root_strategy_text(solution.root_strategy())}")
+        if doab.counts_line(solution):
+            print(doab.counts_line(solution))
         print(f"certificate: max gain {cert['max_gain']:.3g} "
               f"({'ok' if cert['ok'] else 'NOT an equilibrium within 1e-9 of the payoff range'})")
     return 0 if cert["ok"] else 1
