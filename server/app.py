@@ -26,7 +26,7 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from gdl.loader import load_game
+from gdl.loader import MAX_GAME_BYTES, detect_format, load_game_text
 from server import protocol
 from server.connections import Connection, Lobby
 from server.match import GRACE, Match, MatchOutcome
@@ -118,6 +118,8 @@ class MatchServer:
             raise GameError(f"{game.name} has {len(game.roles)} roles "
                             f"({', '.join(game.roles)}); got {len(specs)} players")
         seed = secrets.randbelow(1 << 31) if seed is None else seed
+        if not 0 <= seed <= protocol.MAX_SEED:  # the records keep it as a 64-bit integer
+            raise GameError(f"seed {seed} is not in [0, {protocol.MAX_SEED}]")
         players = [make_player(s, self) for s in specs]
         match = Match(self.new_match_id(game), game, players, player_specs, self.records,
                       startclock=startclock, playclock=playclock, seed=seed,
@@ -153,14 +155,27 @@ class MatchServer:
         return True
 
     def load_game(self, name: str) -> PlayableGame:
-        """A game file named relative to one of the game folders (never outside them)."""
+        """A game file named relative to one of the game folders (never outside them).
+
+        Whatever is wrong with a name outside the folders (absent, present, a link out),
+        the answer is the same and names no server path; errors in a game's text name
+        the file as the client named it."""
         if not self.game_dirs:
             raise GameError("this server has no game folders (start it with --games DIR)")
         for folder in self.game_dirs:
-            path = folder / name
-            if path.is_file():
-                return load_game(path, allowed_dirs=self.game_dirs)
-        raise GameError(f"no game {name!r} in the game folders")
+            root = folder.resolve()
+            try:
+                path = (root / name).resolve()
+                if not (path.is_relative_to(root) and path.is_file()):
+                    continue
+                if path.stat().st_size > MAX_GAME_BYTES:
+                    raise GameError(f"{name}: game file larger than {MAX_GAME_BYTES} bytes")
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except (OSError, ValueError):  # unreadable, a NUL in the name, a loop of links
+                continue
+            return load_game_text(detect_format(path, text), text, name=path.stem,
+                                  filename=name)
+        raise GameError(f"no game {protocol.echo(name)!r} in the game folders")
 
     # --- sockets ---
 

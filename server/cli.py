@@ -21,6 +21,7 @@ from gdl.loader import load_game
 from server.app import MatchServer
 from server.match import MatchOutcome
 from server.players.spec import parse_spec
+from server.protocol import MAX_SEED
 from server.records import Records, ggp_base_json
 from server.tournament import (
     ProgressBar,
@@ -45,12 +46,30 @@ def _positive(text: str) -> float:
     return value
 
 
+def bounded_int(low: int, high: int):
+    """An argparse type: an integer in [low, high] (argparse exits 2 with the message)."""
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be an integer in [{low}, {high}]")
+        return value
+    return check
+
+
+SEED = bounded_int(0, MAX_SEED)
+PORT = bounded_int(0, 65535)
+
+
 def _clock_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--startclock", type=_positive, default=10.0,
                         help="seconds to get ready (default 10)")
     parser.add_argument("--playclock", type=_positive, default=5.0,
                         help="seconds per move (default 5)")
-    parser.add_argument("--seed", type=int, default=None, help="seed of chance and faults")
+    parser.add_argument("--seed", type=SEED, default=None,
+                        help=f"seed of chance and faults (0 to {MAX_SEED})")
     parser.add_argument("--db", default=DEFAULT_DB, help=f"match database (default {DEFAULT_DB})")
     parser.add_argument("--games", nargs="+", default=None, metavar="DIR",
                         help="only load game files from these folders")
@@ -79,13 +98,14 @@ def serve_main(argv: list[str]) -> int:
                                      "server (protocol: server/PROTOCOL.md)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default 127.0.0.1: loopback only)")
-    parser.add_argument("--port", type=int, default=9147, help="port (default 9147; 0: any)")
+    parser.add_argument("--port", type=PORT, default=9147, help="port (default 9147; 0: any)")
     parser.add_argument("--db", default=DEFAULT_DB, help=f"match database (default {DEFAULT_DB})")
     parser.add_argument("--games", nargs="+", default=[], metavar="DIR",
                         help="folders that 'create' messages may load games from")
     parser.add_argument("--admin-token", default=None,
                         help="require this token in control messages (create/abort/list)")
-    parser.add_argument("--max-connections", type=int, default=1024)
+    parser.add_argument("--max-connections", type=bounded_int(1, 65536), default=1024,
+                        help="open sockets at most (default 1024)")
     args = parser.parse_args(argv)
     for folder in args.games:
         if not Path(folder).is_dir():
@@ -197,17 +217,18 @@ def tournament_main(argv: list[str]) -> int:
     parser.add_argument("--games", nargs="+", required=True, metavar="GAME",
                         help="game files")
     parser.add_argument("--players", nargs="+", required=True, metavar="SPEC")
-    parser.add_argument("--rounds", type=int, default=1, help="matches per seating (default 1)")
+    parser.add_argument("--rounds", type=bounded_int(1, 10**6), default=1,
+                        help="matches per seating (default 1)")
     parser.add_argument("--swap-roles", action="store_true",
                         help="every ordered seating: each player plays each role")
     parser.add_argument("--fill", default=None, metavar="SPEC",
                         help="the player of the seats left when a game has more roles "
                         "than players (e.g. random)")
-    parser.add_argument("--concurrency", type=int, default=4,
+    parser.add_argument("--concurrency", type=bounded_int(1, 4096), default=4,
                         help="matches at once (default 4)")
     parser.add_argument("--startclock", type=_positive, default=10.0)
     parser.add_argument("--playclock", type=_positive, default=5.0)
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--seed", type=SEED, default=None)
     parser.add_argument("--db", default=DEFAULT_DB)
     parser.add_argument("--game-dirs", nargs="+", default=None, metavar="DIR",
                         help="only load game files from these folders")
@@ -258,7 +279,7 @@ def matches_main(argv: list[str]) -> int:
     parser.add_argument("id", nargs="?", help="match id (show, export)")
     parser.add_argument("--db", default=DEFAULT_DB)
     parser.add_argument("--tournament", default=None, help="list only this tournament's matches")
-    parser.add_argument("--limit", type=int, default=100)
+    parser.add_argument("--limit", type=bounded_int(1, 10**9), default=100)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if args.action != "list" and not args.id:
