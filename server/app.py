@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import itertools
 import logging
 import re
@@ -29,8 +30,11 @@ from websockets.exceptions import ConnectionClosed
 from gdl.loader import MAX_GAME_BYTES, detect_format, load_game_text
 from server import protocol
 from server.connections import Connection, Lobby
+from server.credentials import new_token
 from server.match import GRACE, Match, MatchOutcome
 from server.players.factory import make_player
+from server.players.http import LOOPBACK, HttpAllowList
+from server.players.launched import LaunchedAgent
 from server.players.spec import parse_spec
 from server.players.websocket import WsSeat
 from server.protocol import ProtocolError
@@ -52,7 +56,8 @@ class MatchServer:
                  max_message_bytes: int = protocol.MAX_MESSAGE_BYTES,
                  login_timeout: float = 10.0, heartbeat: float = 15.0,
                  seat_wait: float = 30.0, admin_token: str | None = None,
-                 grace: float = GRACE) -> None:
+                 grace: float = GRACE, max_running: int = 64, max_agents: int = 8,
+                 http_allow: Sequence[str] = LOOPBACK) -> None:
         self.records = records
         self.host = host
         self.port = port
@@ -62,7 +67,12 @@ class MatchServer:
         self.login_timeout = login_timeout
         self.heartbeat = heartbeat
         self.seat_wait = seat_wait
-        self.admin_token = admin_token
+        # the operator's secret: control messages need it; an embedded server makes its
+        # own and never tells it (its command calls the methods directly)
+        self.admin_token = admin_token or new_token()
+        self.max_running = max_running
+        self.max_agents = max_agents
+        self.http_allow = HttpAllowList(http_allow)
         self.grace = grace
         self.lobby = Lobby()
         self.sockets = 0
@@ -76,9 +86,13 @@ class MatchServer:
     # --- lifecycle ---
 
     async def start(self) -> None:
-        self._server = await serve(self._serve_socket, self.host, self.port,
-                                   max_size=FRAME_LIMIT, ping_interval=20, ping_timeout=20,
-                                   max_queue=64, compression=None)
+        try:
+            self._server = await serve(self._serve_socket, self.host, self.port,
+                                       max_size=FRAME_LIMIT, ping_interval=20,
+                                       ping_timeout=20, max_queue=64, compression=None)
+        except OSError as exc:
+            raise GameError(f"cannot listen on {self.host}:{self.port}: "
+                            f"{exc.strerror or exc}") from None
         self.port = self._server.sockets[0].getsockname()[1]  # port 0 -> the chosen one
 
     @property
@@ -114,6 +128,8 @@ class MatchServer:
                      tournament: str | None = None) -> Match:
         """Seat the players (specs) and start the match as a task of this server."""
         specs = [parse_spec(s) for s in player_specs]
+        for spec in specs:
+            self.http_allow.check(spec)  # before any connection is tried
         if len(specs) != len(game.roles):
             raise GameError(f"{game.name} has {len(game.roles)} roles "
                             f"({', '.join(game.roles)}); got {len(specs)} players")
@@ -328,9 +344,10 @@ class MatchServer:
     # --- control messages (operators) ---
 
     async def _control(self, ws: ServerConnection, message: dict[str, Any]) -> None:
-        if self.admin_token is not None and message.get("admin_token") != self.admin_token:
-            raise ProtocolError("not-allowed", "control messages need the admin token",
-                                ref=message["type"])
+        given = message.get("admin_token", "")
+        if not hmac.compare_digest(given.encode(), self.admin_token.encode()):
+            raise ProtocolError("not-allowed", "control messages need the admin token "
+                                "(\"admin_token\")", ref=message["type"])
         kind = message["type"]
         if kind == "list":
             rows = [{"match": m.id, "game": m.game.name, "status": "running",
@@ -343,17 +360,33 @@ class MatchServer:
             await ws.send(protocol.encode(protocol.aborted(message["match"])))
         elif kind == "create":
             try:
+                self._check_limits(message["players"])
                 game = self.load_game(message["game"])
                 match = self.create_match(game, message["players"],
                                           startclock=message.get("startclock", 10.0),
                                           playclock=message.get("playclock", 5.0),
                                           seed=message.get("seed"))
+            except ProtocolError:
+                raise
             except GameError as exc:
                 raise ProtocolError("bad-game", str(exc), ref="create") from None
             await ws.send(protocol.encode(protocol.created(match.id, list(game.roles))))
             task = asyncio.create_task(self._report_finish(ws, match.id))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
+
+    def _check_limits(self, player_specs: list[str]) -> None:
+        """What ``create`` messages may start: running matches, launched agent processes."""
+        if len(self.matches) >= self.max_running:
+            raise ProtocolError("too-many", f"{len(self.matches)} matches are running (at most "
+                                f"{self.max_running}); try again later", ref="create")
+        launching = sum(1 for s in player_specs if parse_spec(s).kind == "agent")
+        # the seats of running matches: launched, or about to be
+        running = sum(1 for m in self.matches.values() for p in m.players
+                      if isinstance(p, LaunchedAgent))
+        if launching and running + launching > self.max_agents:
+            raise ProtocolError("too-many", f"{running} launched agents are running, at most "
+                                f"{self.max_agents}; try again later", ref="create")
 
     async def _report_finish(self, ws: ServerConnection, match_id: str) -> None:
         task = self.tasks.get(match_id)

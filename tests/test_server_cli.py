@@ -90,9 +90,10 @@ async def test_serve_creates_matches_only_from_its_game_folders(tmp_path) -> Non
                               stdout=subprocess.PIPE, text=True)
     try:
         url = server.stdout.readline().split()[2]
+        token = (tmp_path / "s.sqlite.admin-token").read_text().strip()
         async with connect(url) as ws:
             async def ask(message: dict) -> dict:
-                await ws.send(json.dumps(message))
+                await ws.send(json.dumps({**message, "admin_token": token}))
                 return json.loads(await ws.recv())
 
             for name in ["../secret.osposg", "/etc/passwd", "missing.kif"]:

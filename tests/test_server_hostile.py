@@ -1,7 +1,8 @@
 """Hostile clients (issue 14): each script attacks the server and asserts the safe behaviour.
 
-Huge integers, paths out of the game folders, non-finite numbers and long illegal moves
-(items 3-5).
+Control messages without the operator's token, limits on what ``create`` may start,
+``http://`` players at hosts not allowed (item 2); huge integers, paths out of the game
+folders, non-finite numbers and long illegal moves (items 3-5).
 """
 
 from __future__ import annotations
@@ -39,8 +40,11 @@ async def server(tmp_path, game_dir):
 
 
 async def ask(ws, message: dict | str) -> dict:
+    """Send, and the answer (``finished`` reports of earlier creates are skipped)."""
     await ws.send(message if isinstance(message, str) else json.dumps(message))
-    return json.loads(await asyncio.wait_for(ws.recv(), 5))
+    while (reply := json.loads(await asyncio.wait_for(ws.recv(), 5)))["type"] == "finished":
+        pass
+    return reply
 
 
 def control(server, message: dict) -> dict:
@@ -157,3 +161,120 @@ async def test_a_long_illegal_move_is_stored_and_echoed_cut(server) -> None:
     assert mallory.of_type("step")[0]["error"] == fault
     stored = server.records.get_match(outcome.match)["steps"][0]["errors"][0]
     assert stored == fault and len(stored) < 250
+
+
+# --- item 2: the operator's token, limits, server-side request forgery ---
+
+@pytest.mark.parametrize("token", [None, "", "wrong-token-0123456789", "x" * 256])
+async def test_control_messages_need_the_admin_token(server, token) -> None:
+    alice = await ScriptedAgent(server.url, "alice", policy=lambda m: None).start()
+    match = server.create_match(Pennies(), ["ws:alice", "random"], startclock=1, playclock=30,
+                                seed=1)
+    extra = {} if token is None else {"admin_token": token}
+    controls = [{"type": "list"}, {"type": "abort", "match": match.id},
+                {"type": "create", "game": GAME.name, "players": ["random", "random"]}]
+    async with connect(server.url) as ws:  # before any login, then logged in
+        for message in controls:
+            reply = await ask(ws, {**message, **extra})
+            assert reply["code"] == "not-allowed" and reply["ref"] == message["type"]
+        await ask(ws, {"type": "hello", "name": "mallory", "token": "mallory-secret-1"})
+        for message in controls:
+            reply = await ask(ws, {**message, **extra})
+            assert reply["code"] == "not-allowed"
+        assert list(server.matches) == [match.id] and match.abort_reason is None
+        listing = await ask(ws, control(server, {"type": "list"}))
+        assert [row["match"] for row in listing["matches"]] == [match.id]
+        assert await ask(ws, control(server, {"type": "abort", "match": match.id})) == {
+            "type": "aborted", "match": match.id}
+    await alice.stop()
+
+
+async def test_create_is_limited_in_matches_and_launched_agents(tmp_path, game_dir,
+                                                                monkeypatch) -> None:
+    launched = []
+    monkeypatch.setattr(asyncio, "create_subprocess_exec",
+                        lambda *a, **k: launched.append(a))
+    async with running_server(tmp_path, game_dirs=[game_dir], max_running=2,
+                              max_agents=1) as srv, connect(srv.url) as ws:
+        slow = {"type": "create", "game": GAME.name, "players": ["random?delay=30", "random"]}
+        for _ in range(2):
+            assert (await ask(ws, control(srv, slow)))["type"] == "created"
+        reply = await ask(ws, control(srv, slow))
+        assert reply["code"] == "too-many" and "at most 2" in reply["message"]
+        await srv.abort(next(iter(srv.matches)))
+        reply = await ask(ws, control(srv, {"type": "create", "game": GAME.name,
+                                            "players": ["agent", "agent:b"]}))
+        assert reply["code"] == "too-many" and "at most 1" in reply["message"]
+        assert launched == [] and len(srv.matches) == 1
+
+
+SSRF_TARGETS = ["http://10.255.255.1:80", "http://169.254.169.254", "http://example.com:9147",
+                "http://127.1:{port}", "http://0x7f000001:{port}", "http://[::ffff:127.0.0.1]:{port}",
+                "http://localhost.example.com:{port}", "http://127.0.0.1.nip.io:{port}"]
+
+
+async def test_http_players_only_at_allowed_hosts_and_no_connection_tried(tmp_path, game_dir,
+                                                                          monkeypatch) -> None:
+    from server.players import http
+
+    tried = []
+
+    async def no_connection(*args, **kwargs):
+        tried.append(args)
+        raise OSError("the test forbids connections")
+
+    monkeypatch.setattr(http.asyncio, "open_connection", no_connection)
+    listener = await asyncio.start_server(lambda r, w: tried.append("accepted"), "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    async with running_server(tmp_path, game_dirs=[game_dir],
+                              http_allow=["localhost", f"127.0.0.1:{port + 1}"]) as srv, \
+            connect(srv.url) as ws:
+        targets = [t.format(port=port) for t in SSRF_TARGETS] + [f"http://127.0.0.1:{port}"]
+        for target in targets:
+            reply = await ask(ws, control(srv, {"type": "create", "game": GAME.name,
+                                                "players": [target, "random"]}))
+            assert reply["code"] == "not-allowed" and "--allow-http" in reply["message"], target
+        created = await ask(ws, control(srv, {"type": "create", "game": GAME.name, "playclock": 1,
+                                              "players": [f"http://localhost:{port}", "random"]}))
+        assert created["type"] == "created"  # an allowed host is called (here: refused)
+        await asyncio.wait_for(ws.recv(), 30)
+    listener.close()
+    assert tried and all(args[0] == "localhost" for args in tried)
+
+
+@pytest.mark.slow
+def test_serve_makes_a_private_token_file_or_takes_the_variable(tmp_path) -> None:
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    def serve(*extra: str, env: dict | None = None) -> tuple[subprocess.Popen, list[str]]:
+        process = subprocess.Popen([sys.executable, "-m", "ggp_cli", "serve", "--port", "0",
+                                    "--db", str(tmp_path / "s.sqlite"), *extra], cwd=REPO,
+                                   stdout=subprocess.PIPE, text=True,
+                                   env={**os.environ, "GGP_ADMIN_TOKEN": "", **(env or {})})
+        return process, [process.stdout.readline() for _ in range(1 if env else 2)]
+
+    file = tmp_path / "token"
+    process, lines = serve("--admin-token-file", str(file))
+    try:
+        assert lines[1].strip() == f"admin token in {file} (readable only by you)"
+        assert file.stat().st_mode & 0o777 == 0o600 and len(file.read_text().strip()) >= 32
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    assert not file.exists()  # the token dies with the server
+    process, lines = serve("--admin-token-file", str(file),
+                           env={"GGP_ADMIN_TOKEN": "from-the-environment-1"})
+    try:
+        assert lines[0].startswith("serving on ") and not file.exists()
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    short = subprocess.run([sys.executable, "-m", "ggp_cli", "serve", "--admin-token", "short",
+                            "--db", str(tmp_path / "s.sqlite")], cwd=REPO, capture_output=True,
+                           text=True)
+    assert short.returncode == 1 and "16-256 printable" in short.stderr
