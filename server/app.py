@@ -31,6 +31,7 @@ from gdl.loader import MAX_GAME_BYTES, detect_format, load_game_text
 from server import protocol
 from server.connections import Connection, Lobby
 from server.credentials import new_token
+from server.identities import Identities
 from server.match import GRACE, Match, MatchOutcome
 from server.players.factory import make_player
 from server.players.http import LOOPBACK, HttpAllowList
@@ -46,6 +47,7 @@ log = logging.getLogger(__name__)
 
 FRAME_LIMIT = 4 << 20  # the websocket library closes (1009) above this; we answer below it
 RECENT_MATCHES = 1024  # finished matches kept in memory so a late rejoin learns the end
+MAX_BAD_LOGINS = 3  # wrong secrets or tokens before a socket that is not logged in is closed
 
 
 class MatchServer:
@@ -57,7 +59,8 @@ class MatchServer:
                  login_timeout: float = 10.0, heartbeat: float = 15.0,
                  seat_wait: float = 30.0, admin_token: str | None = None,
                  grace: float = GRACE, max_running: int = 64, max_agents: int = 8,
-                 http_allow: Sequence[str] = LOOPBACK) -> None:
+                 http_allow: Sequence[str] = LOOPBACK,
+                 agents: dict[str, str] | None = None) -> None:
         self.records = records
         self.host = host
         self.port = port
@@ -79,6 +82,9 @@ class MatchServer:
         self.matches: dict[str, Match] = {}
         self.tasks: dict[str, asyncio.Task[MatchOutcome]] = {}
         self.finished: OrderedDict[str, MatchOutcome] = OrderedDict()
+        self._finished_seats: dict[str, set[str]] = {}  # the ws seats' names, for rejoins
+        self.identities = Identities(records)
+        self.agents = dict(agents or {})  # names the operator registers: name -> secret
         self._server: Server | None = None
         self._ids = itertools.count(1)
         self._background: set[asyncio.Task[Any]] = set()
@@ -86,6 +92,7 @@ class MatchServer:
     # --- lifecycle ---
 
     async def start(self) -> None:
+        await self.identities.register(self.agents)
         try:
             self._server = await serve(self._serve_socket, self.host, self.port,
                                        max_size=FRAME_LIMIT, ping_interval=20,
@@ -152,8 +159,11 @@ class MatchServer:
             self.matches.pop(match.id, None)
             self.tasks.pop(match.id, None)
             self.finished[match.id] = match.outcome
+            self._finished_seats[match.id] = {p.name for p in match.players
+                                              if isinstance(p, WsSeat)}
             while len(self.finished) > RECENT_MATCHES:
-                self.finished.popitem(last=False)
+                old, _ = self.finished.popitem(last=False)
+                self._finished_seats.pop(old, None)
 
     async def play_match(self, game: PlayableGame, player_specs: Sequence[str],
                          **options: Any) -> MatchOutcome:
@@ -229,8 +239,10 @@ class MatchServer:
                 await self._disconnect(conn)
 
     async def _login(self, ws: ServerConnection) -> Connection | None:
-        """Read messages until a valid hello/rejoin (within the login deadline)."""
+        """Read messages until a valid hello/rejoin (within the login deadline; a socket
+        that fails ``MAX_BAD_LOGINS`` secrets is closed: guessing costs a new socket)."""
         deadline = asyncio.get_running_loop().time() + self.login_timeout
+        failures = 0
         while True:
             left = deadline - asyncio.get_running_loop().time()
             try:
@@ -241,13 +253,18 @@ class MatchServer:
             try:
                 message = protocol.parse_message(data, self.max_message_bytes)
                 if message["type"] == "hello":
+                    await self.identities.check(message["name"], message["token"])
                     conn = Connection(ws, message["name"], message["token"],
                                       message.get("max_matches", 1))
+                    self.lobby.add(conn)
                     await conn.send(protocol.welcome(conn.name, self.heartbeat))
-                    await self.lobby.add(conn)
+                    await self.lobby.released()
                     return conn
                 if message["type"] == "rejoin":
-                    return await self._rejoin(None, ws, message)
+                    conn = await self._rejoin(None, ws, message)
+                    if conn is not None:
+                        return conn
+                    continue
                 if message["type"] == "ping":
                     await ws.send(protocol.encode(protocol.pong(message.get("nonce"))))
                     continue
@@ -258,6 +275,10 @@ class MatchServer:
                                     ref=message["type"])
             except ProtocolError as exc:
                 await ws.send(protocol.encode(exc.to_message()))
+                failures += exc.code in ("bad-secret", "bad-token")
+                if failures >= MAX_BAD_LOGINS:
+                    await ws.close(1008, "too many bad secrets")
+                    return None
 
     async def _handle(self, conn: Connection, data: str | bytes) -> None:
         try:
@@ -301,33 +322,55 @@ class MatchServer:
                                 f"in {message['match']}", message["match"], "move")
 
     async def _rejoin(self, conn: Connection | None, ws: ServerConnection,
-                      message: dict[str, Any]) -> Connection:
+                      message: dict[str, Any]) -> Connection | None:
+        """Take back the seats ``token`` holds in a match (the token is the seat's name's
+        secret, so before ``hello`` it logs the connection in under that name, taking over
+        from a live connection of that name); a finished match answers its end."""
         match_id, token = message["match"], message["token"]
         match = self.matches.get(match_id)
-        if match is None:
-            outcome = self.finished.get(match_id)
-            if outcome is None:
-                raise ProtocolError("unknown-match", f"no match {match_id!r}", match_id)
-            seats: list[WsSeat] = []
+        if match is not None:
+            holders = [(p.name, p) for p in match.players if isinstance(p, WsSeat)]
+        elif match_id in self.finished:
+            holders = [(name, None) for name in self._finished_seats.get(match_id, ())]
         else:
-            seats = [p for p in match.players if isinstance(p, WsSeat) and p.token == token]
-            if not seats:
-                raise ProtocolError("bad-token", f"that token holds no seat in {match_id}",
-                                    match_id)
+            raise ProtocolError("unknown-match", f"no match {match_id!r}", match_id)
+        owners = {name for name, _ in holders if self.identities.holds(name, token)}
+        if conn is not None:
+            owners &= {conn.name}
+        if not owners:
+            raise ProtocolError("bad-token", f"that token holds no seat in {match_id}",
+                                match_id, "rejoin")
         if conn is None:
-            name = seats[0].name if seats else message.get("name", "agent")
-            conn = Connection(ws, name, token, 1)
+            name = message.get("name")
+            conn = Connection(ws, name if name in owners else min(owners), token, 1)
+            previous = self.lobby.take_over(conn)
+            if previous is not None:
+                self._evict(previous)
             await conn.send(protocol.welcome(conn.name, self.heartbeat))
-            await self.lobby.add(conn)
         if match is None:
             outcome = self.finished[match_id]
             await conn.send(protocol.end_summary(match_id, outcome.payoffs)
                             if outcome.status == "completed"
                             else protocol.abort(match_id, outcome.reason or ""))
-            return conn
-        for seat in seats:
-            await seat.rejoin(conn)
+        else:
+            for name, seat in holders:
+                if name == conn.name and seat is not None:
+                    await seat.rejoin(conn)
+        await self.lobby.released()
         return conn
+
+    def _evict(self, previous: Connection) -> None:
+        """A rejoin took over: tell the connection it replaced, then close it."""
+        async def close() -> None:
+            await previous.send(protocol.error(
+                "taken-over", f"a new connection rejoined as {previous.name!r} with its "
+                "secret; this one is closed"))
+            previous.closed = True
+            await previous.ws.close(1008, "taken over by a rejoin")
+
+        task = asyncio.create_task(close())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _disconnect(self, conn: Connection) -> None:
         conn.closed = True

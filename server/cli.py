@@ -20,7 +20,13 @@ from urllib.parse import urlsplit
 
 from gdl.loader import load_game
 from server.app import MatchServer
-from server.credentials import ENV_ADMIN_TOKEN, admin_token, new_token, write_private
+from server.credentials import (
+    ENV_ADMIN_TOKEN,
+    admin_token,
+    new_token,
+    read_agents_file,
+    write_private,
+)
 from server.match import MatchOutcome
 from server.players.http import LOOPBACK, HttpAllowList
 from server.players.spec import parse_spec
@@ -123,14 +129,18 @@ def serve_main(argv: list[str]) -> int:
     parser.add_argument("--admin-token-file", default=None, metavar="FILE",
                         help="where a new admin token is written, mode 0600 (default: the "
                         "database's path + .admin-token)")
+    parser.add_argument("--agents", default=None, metavar="FILE",
+                        help="register agent names ahead: lines 'NAME SECRET' (a file only "
+                        "you may read); other names belong to their first login")
     parser.add_argument("--allow-http", nargs="*", default=list(LOOPBACK),
                         metavar="HOST[:PORT]", help="hosts http:// players may name (default: "
                         "loopback only; none: no http players)")
-    parser.add_argument("--max-running", type=bounded_int(1, 100_000), default=64,
+    parser.add_argument("--max-running", type=bounded_int(1, 100_000), default=64, metavar="N",
                         help="running matches at most, for create messages (default 64)")
-    parser.add_argument("--max-agents", type=bounded_int(0, 4096), default=8,
+    parser.add_argument("--max-agents", type=bounded_int(0, 4096), default=8, metavar="N",
                         help="agent processes create messages may launch at once (default 8)")
     parser.add_argument("--max-connections", type=bounded_int(1, 65536), default=1024,
+                        metavar="N",
                         help="open sockets at most (default 1024)")
     args = parser.parse_args(argv)
     for folder in args.games:
@@ -138,6 +148,7 @@ def serve_main(argv: list[str]) -> int:
             raise GameError(f"--games {folder}: not a folder")
     HttpAllowList(args.allow_http)  # a malformed entry is a usage error, before anything starts
     token = admin_token(args.admin_token)
+    agents = read_agents_file(args.agents) if args.agents else {}
     _setup_logging()
     records = Records(args.db)
     token_file = None
@@ -146,7 +157,7 @@ def serve_main(argv: list[str]) -> int:
             token = new_token()
             token_file = Path(args.admin_token_file or f"{args.db}.admin-token")
             write_private(token_file, token + "\n")
-        asyncio.run(_serve(records, args, token, token_file))
+        asyncio.run(_serve(records, args, token, token_file, agents))
     finally:
         records.close()
         if token_file is not None:
@@ -155,11 +166,11 @@ def serve_main(argv: list[str]) -> int:
 
 
 async def _serve(records: Records, args: argparse.Namespace, token: str,
-                 token_file: Path | None) -> None:
+                 token_file: Path | None, agents: dict[str, str]) -> None:
     server = MatchServer(records, host=args.host, port=args.port, game_dirs=args.games,
                          max_connections=args.max_connections, admin_token=token,
                          max_running=args.max_running, max_agents=args.max_agents,
-                         http_allow=args.allow_http)
+                         http_allow=args.allow_http, agents=agents)
     await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -8,7 +8,7 @@ import json
 
 import pytest
 from conftest import running_server
-from test_server_support import Pennies, ScriptedAgent
+from test_server_support import Pennies, ScriptedAgent, silent_in_a_match
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
@@ -152,11 +152,7 @@ async def test_disconnected_agent_rejoins_and_a_lost_one_is_ce(server) -> None:
 
 
 async def test_operator_abort_is_recorded_and_told(server) -> None:
-    eve = await ScriptedAgent(server.url, "eve", policy=lambda m: None).start()
-    match = server.create_match(Pennies(), ["ws:eve", "random"], startclock=1, playclock=30,
-                                seed=1)
-    while not eve.of_type("request"):
-        await asyncio.sleep(0.01)
+    eve, match = await silent_in_a_match(server, "eve", "random", playclock=30)
     async with connect(server.url) as ws:
         reply = await exchange(ws, {"type": "abort", "match": match.id,
                                     "admin_token": server.admin_token})

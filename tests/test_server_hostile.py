@@ -1,5 +1,6 @@
 """Hostile clients (issue 14): each script attacks the server and asserts the safe behaviour.
 
+Name squatting, duplicate logins, stolen seats and finished-match logins (item 1);
 Control messages without the operator's token, limits on what ``create`` may start,
 ``http://`` players at hosts not allowed (item 2); huge integers, paths out of the game
 folders, non-finite numbers and long illegal moves (items 3-5).
@@ -14,12 +15,14 @@ from pathlib import Path
 
 import pytest
 from conftest import GAMES, running_server
-from test_server_support import Pennies, ScriptedAgent
+from test_server_support import Pennies, ScriptedAgent, silent_in_a_match
 from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed
 
 from ggp_cli import main as ggp
 from server import protocol
 from server.protocol import ProtocolError, parse_message
+from server.records import Records
 
 GAME = GAMES / "gdl" / "simultaneous_tictactoe.kif"
 
@@ -51,6 +54,121 @@ def control(server, message: dict) -> dict:
     """A control message as the operator sends it (with the server's admin token)."""
     token = server.admin_token
     return {**message, **({"admin_token": token} if token else {})}
+
+
+# --- item 1: agent identities ---
+
+async def test_a_squatter_cannot_take_a_registered_name(tmp_path) -> None:
+    async with running_server(tmp_path, seat_wait=5,
+                              agents={"carol": "carols-own-secret"}) as srv:
+        async with connect(srv.url) as ws:  # mallory is first, but carol is registered
+            reply = await ask(ws, {"type": "hello", "name": "carol", "token": "guess-0123456"})
+            assert reply["code"] == "bad-secret" and "carol" in reply["message"]
+        carol = await ScriptedAgent(srv.url, "carol", token="carols-own-secret").start()
+        outcome = await srv.play_match(Pennies(), ["ws:carol", "first"], startclock=1,
+                                       playclock=1, seed=1)
+        assert outcome.errors == [["", ""], ["", ""]] and carol.ends[outcome.match]
+        await carol.stop()
+
+
+async def test_first_login_registers_the_name_for_good(tmp_path) -> None:
+    async with running_server(tmp_path) as srv:
+        alice = await ScriptedAgent(srv.url, "alice", token="alice-secret-1").start()
+        await alice.stop()
+    async with running_server(tmp_path) as srv:  # a restart: the name is still hers
+        async with connect(srv.url) as ws:
+            reply = await ask(ws, {"type": "hello", "name": "alice", "token": "mallory-guess"})
+            assert reply["code"] == "bad-secret"
+            reply = await ask(ws, {"type": "hello", "name": "alice", "token": "alice-secret-1"})
+            assert reply["type"] == "welcome"
+    records = Records(tmp_path / "matches.sqlite")
+    stored = records._run(records._query, "SELECT * FROM agents")
+    records.close()
+    assert [(r["name"], r["source"]) for r in stored] == [("alice", "login")]
+    assert "alice-secret-1" not in stored[0]["secret_hash"]
+    assert b"alice-secret-1" not in (tmp_path / "matches.sqlite").read_bytes()
+
+
+async def test_a_duplicate_live_login_is_refused(server) -> None:
+    alice = await ScriptedAgent(server.url, "alice").start()
+    async with connect(server.url) as ws:
+        reply = await ask(ws, {"type": "hello", "name": "alice", "token": alice.token})
+        assert reply["code"] == "name-in-use"
+        reply = await ask(ws, {"type": "hello", "name": "alice", "token": "other-token-1"})
+        assert reply["code"] == "bad-secret"
+        # the match goes to the one live alice
+        outcome = await server.play_match(Pennies(), ["ws:alice", "first"], startclock=1,
+                                          playclock=1, seed=1)
+        assert outcome.errors == [["", ""], ["", ""]] and alice.ends[outcome.match]
+    await alice.stop()
+
+
+async def test_a_rejoin_takes_over_and_tells_the_previous_connection(server) -> None:
+    alice, match = await silent_in_a_match(server, "alice", "first", playclock=2)
+    async with connect(server.url) as ws:
+        assert (await ask(ws, {"type": "rejoin", "match": match.id,
+                               "token": "not-alices-token"}))["code"] == "bad-token"
+        reply = await ask(ws, {"type": "rejoin", "match": match.id, "token": alice.token})
+        assert reply["type"] == "welcome" and reply["name"] == "alice"
+        with pytest.raises(ConnectionClosed) as closed:  # the previous connection is closed
+            await asyncio.wait_for(alice.task, 5)
+        assert closed.value.rcvd.code == 1008
+        told = alice.received[-1]
+        assert told["type"] == "error" and told["code"] == "taken-over"  # once told why
+        async for data in ws:
+            message = json.loads(data)
+            if message["type"] == "request":
+                await ws.send(json.dumps({"type": "move", "match": match.id,
+                                          "step": message["step"], "move": "tails"}))
+            elif message["type"] == "end":
+                break
+    outcome = server.finished[match.id]
+    assert outcome.status == "completed" and outcome.errors[-1] == ["", ""]
+
+
+async def test_a_finished_match_and_any_token_is_no_login(server) -> None:
+    alice = await ScriptedAgent(server.url, "alice").start()
+    outcome = await server.play_match(Pennies(), ["ws:alice", "first"], startclock=1,
+                                      playclock=1, seed=1)
+    await alice.stop()
+    async with connect(server.url) as ws:
+        for token in ("any-token-123", "another-one-456"):
+            reply = await ask(ws, {"type": "rejoin", "match": outcome.match, "token": token,
+                                   "name": "alice"})
+            assert reply["code"] == "bad-token"
+        reply = await ask(ws, {"type": "move", "match": outcome.match, "step": 1,
+                               "move": "heads"})
+        assert reply["code"] == "not-logged-in"
+        await ask(ws, {"type": "rejoin", "match": outcome.match, "token": "third-guess-789"})
+        with pytest.raises(ConnectionClosed):  # three bad secrets: the socket is closed
+            await asyncio.wait_for(ws.recv(), 5)
+    async with connect(server.url) as ws:  # alice's own token: her login, and the end
+        reply = await ask(ws, {"type": "rejoin", "match": outcome.match, "token": alice.token})
+        assert reply == {**reply, "type": "welcome", "name": "alice"}
+        assert (await ask(ws, {"type": "ping"}))["type"] == "end"
+
+
+@pytest.mark.parametrize(("text", "mode", "error"), [
+    ("carol secret-of-carol\n", 0o644, "others may read it; chmod 600"),
+    ("carol secret-of-carol\n", 0o640, "others may read it"),
+    ("# names\n\ncarol\n", 0o600, ":3: expected NAME SECRET"),
+    ("car ol secret-of-carol\n", 0o600, ":1: expected NAME SECRET"),
+    ("carol short\n", 0o600, ":1: a secret is 8-128"),
+    ("c/rol secret-of-carol\n", 0o600, ":1: a name is"),
+    ("carol secret-of-carol\ncarol other-secret\n", 0o600, ":2: carol is listed twice"),
+])
+def test_agents_file_is_private_and_checked(tmp_path, text, mode, error) -> None:
+    from server.credentials import read_agents_file
+    from solvers.errors import GameError
+
+    file = tmp_path / "agents"
+    file.write_text(text)
+    file.chmod(mode)
+    with pytest.raises(GameError, match=error.replace("(", r"\(")):
+        read_agents_file(file)
+    file.write_text("# NAME SECRET\ncarol secret#of-carol\n  dave   dave-secret-2  \n")
+    file.chmod(0o600)
+    assert read_agents_file(file) == {"carol": "secret#of-carol", "dave": "dave-secret-2"}
 
 
 # --- item 3: huge integers ---
@@ -167,9 +285,7 @@ async def test_a_long_illegal_move_is_stored_and_echoed_cut(server) -> None:
 
 @pytest.mark.parametrize("token", [None, "", "wrong-token-0123456789", "x" * 256])
 async def test_control_messages_need_the_admin_token(server, token) -> None:
-    alice = await ScriptedAgent(server.url, "alice", policy=lambda m: None).start()
-    match = server.create_match(Pennies(), ["ws:alice", "random"], startclock=1, playclock=30,
-                                seed=1)
+    alice, match = await silent_in_a_match(server, "alice", "random", playclock=30)
     extra = {} if token is None else {"admin_token": token}
     controls = [{"type": "list"}, {"type": "abort", "match": match.id},
                 {"type": "create", "game": GAME.name, "players": ["random", "random"]}]
@@ -278,3 +394,77 @@ def test_serve_makes_a_private_token_file_or_takes_the_variable(tmp_path) -> Non
                             "--db", str(tmp_path / "s.sqlite")], cwd=REPO, capture_output=True,
                            text=True)
     assert short.returncode == 1 and "16-256 printable" in short.stderr
+
+
+# --- item 15: agent?solutions=DIR; item 16: ggp match --port ---
+
+async def test_launched_agent_gets_solutions_and_its_secret_privately(server, tmp_path,
+                                                                      monkeypatch) -> None:
+    from solvers.errors import GameError
+
+    launches = []
+
+    async def launch(*args, **kwargs):
+        launches.append((args, kwargs["env"]))
+        raise OSError("not in this test")
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", launch)
+    monkeypatch.setenv("GGP_ADMIN_TOKEN", "the-operators-token-1")
+    solutions = tmp_path / "solutions"
+    solutions.mkdir()
+    outcome = await server.play_match(Pennies(), [f"agent?solutions={solutions}&seed=3",
+                                                  "first"], startclock=1, playclock=1)
+    assert outcome.status == "aborted" and "cannot launch" in outcome.reason
+    (args, env), = launches
+    assert args[args.index("--solutions") + 1] == str(solutions.resolve())
+    assert args[args.index("--seed") + 1] == "3"
+    name = args[args.index("--name") + 1]
+    assert server.identities.holds(name, env["GGP_AGENT_TOKEN"])  # not on the command line
+    assert env["GGP_AGENT_TOKEN"] not in args and "GGP_ADMIN_TOKEN" not in env
+    for spec, error in [(f"agent?solutions={tmp_path / 'absent'}", "does not exist"),
+                        ("agent?seed=99999999999999999999", "seed must be"),
+                        ("agent?simultaneous=--exec", "duct or rm"),
+                        ("agent?python=x", "agent options")]:
+        with pytest.raises(GameError, match=error):
+            server.create_match(Pennies(), [spec, "first"])
+
+
+async def test_match_listens_on_the_port_given(tmp_path) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    match = asyncio.ensure_future(asyncio.to_thread(ggp, [
+        "match", str(GAME), "--players", "ws:alice", "random", "--port", str(port),
+        "--playclock", "1", "--db", str(tmp_path / "m.sqlite")]))
+    for _ in range(200):
+        try:
+            alice = await ScriptedAgent(f"ws://127.0.0.1:{port}/", "alice").start()
+            break
+        except OSError:
+            await asyncio.sleep(0.05)
+    assert await asyncio.wait_for(match, 60) == 0
+    assert list(alice.ends.values())[0]["type"] == "end"
+    await alice.stop()
+
+
+def test_serve_refuses_an_agents_file_others_may_read(tmp_path, capsys) -> None:
+    file = tmp_path / "agents"
+    file.write_text("carol secret-of-carol\n")
+    file.chmod(0o644)
+    assert ggp(["serve", "--agents", str(file), "--db", str(tmp_path / "s.sqlite")]) == 1
+    assert f"{file}: holds secrets but others may read it" in capsys.readouterr().err
+    assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_the_command_line_may_name_any_http_player() -> None:
+    from server.cli import _http_allowed
+    from server.players.http import HttpAllowList
+    from server.players.spec import parse_spec
+
+    allowed = HttpAllowList(_http_allowed(["http://ggp.example.org:9147", "http://[fe80::1]"]))
+    for spec in ("http://ggp.example.org:9147", "http://[fe80::1]:80", "http://localhost:1"):
+        allowed.check(parse_spec(spec))
+    with pytest.raises(ProtocolError):
+        allowed.check(parse_spec("http://ggp.example.org:9148"))
