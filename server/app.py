@@ -6,7 +6,9 @@ records. Each socket runs :meth:`MatchServer._serve_socket`: log in with ``hello
 ``rejoin`` within a time limit, then read messages one by one; every bad message is
 answered with an ``error`` and the socket, the server and the other matches go on.
 Limits against floods: at most ``max_connections`` sockets, a login deadline, and
-``max_message_bytes`` per message.
+``max_message_bytes`` per message. A login must present the name's secret
+(``identities.py``); control messages need the operator's token, and ``create`` is
+bounded in running matches, launched agents and the hosts ``http://`` players may name.
 """
 
 from __future__ import annotations
