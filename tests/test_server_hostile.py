@@ -438,12 +438,15 @@ async def test_match_listens_on_the_port_given(tmp_path) -> None:
     match = asyncio.ensure_future(asyncio.to_thread(ggp, [
         "match", str(GAME), "--players", "ws:alice", "random", "--port", str(port),
         "--playclock", "1", "--db", str(tmp_path / "m.sqlite")]))
-    for _ in range(200):
+    for _ in range(600):  # until the embedded server listens there
         try:
-            alice = await ScriptedAgent(f"ws://127.0.0.1:{port}/", "alice").start()
+            _, writer = await asyncio.open_connection("127.0.0.1", port)
+            writer.close()
             break
         except OSError:
+            assert not match.done(), match.result()
             await asyncio.sleep(0.05)
+    alice = await ScriptedAgent(f"ws://127.0.0.1:{port}/", "alice").start()
     assert await asyncio.wait_for(match, 60) == 0
     assert list(alice.ends.values())[0]["type"] == "end"
     await alice.stop()
