@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import logging
 import math
+import os
 import re
 import signal
 import sys
@@ -34,7 +35,9 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--ws", metavar="URL", help="join a match server, e.g. ws://127.0.0.1:9147/")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (--http)")
     parser.add_argument("--name", default="ggp-agent", help="player name (INFO, ws hello)")
-    parser.add_argument("--token", help="ws login token (default: random)")
+    parser.add_argument("--token", default=os.environ.get("GGP_AGENT_TOKEN"),
+                        help="ws login token, the name's secret (default: $GGP_AGENT_TOKEN, "
+                        "else random)")
     parser.add_argument("--solutions", metavar="DIR", help="stored solutions (ggp solve --save)")
     parser.add_argument("--margin", type=float, default=0.5, metavar="SECONDS",
                         help="answer this long before each deadline (default 0.5)")

@@ -6,13 +6,16 @@ records. Each socket runs :meth:`MatchServer._serve_socket`: log in with ``hello
 ``rejoin`` within a time limit, then read messages one by one; every bad message is
 answered with an ``error`` and the socket, the server and the other matches go on.
 Limits against floods: at most ``max_connections`` sockets, a login deadline, and
-``max_message_bytes`` per message.
+``max_message_bytes`` per message. A login must present the name's secret
+(``identities.py``); control messages need the operator's token, and ``create`` is
+bounded in running matches, launched agents and the hosts ``http://`` players may name.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import itertools
 import logging
 import re
@@ -26,11 +29,15 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from gdl.loader import load_game
+from gdl.loader import MAX_GAME_BYTES, detect_format, load_game_text
 from server import protocol
 from server.connections import Connection, Lobby
+from server.credentials import new_token
+from server.identities import Identities
 from server.match import GRACE, Match, MatchOutcome
 from server.players.factory import make_player
+from server.players.http import LOOPBACK, HttpAllowList
+from server.players.launched import LaunchedAgent
 from server.players.spec import parse_spec
 from server.players.websocket import WsSeat
 from server.protocol import ProtocolError
@@ -42,6 +49,7 @@ log = logging.getLogger(__name__)
 
 FRAME_LIMIT = 4 << 20  # the websocket library closes (1009) above this; we answer below it
 RECENT_MATCHES = 1024  # finished matches kept in memory so a late rejoin learns the end
+MAX_BAD_LOGINS = 3  # wrong secrets or tokens before a socket that is not logged in is closed
 
 
 class MatchServer:
@@ -52,7 +60,9 @@ class MatchServer:
                  max_message_bytes: int = protocol.MAX_MESSAGE_BYTES,
                  login_timeout: float = 10.0, heartbeat: float = 15.0,
                  seat_wait: float = 30.0, admin_token: str | None = None,
-                 grace: float = GRACE) -> None:
+                 grace: float = GRACE, max_running: int = 64, max_agents: int = 8,
+                 http_allow: Sequence[str] = LOOPBACK,
+                 agents: dict[str, str] | None = None) -> None:
         self.records = records
         self.host = host
         self.port = port
@@ -62,13 +72,21 @@ class MatchServer:
         self.login_timeout = login_timeout
         self.heartbeat = heartbeat
         self.seat_wait = seat_wait
-        self.admin_token = admin_token
+        # the operator's secret: control messages need it; an embedded server makes its
+        # own and never tells it (its command calls the methods directly)
+        self.admin_token = admin_token or new_token()
+        self.max_running = max_running
+        self.max_agents = max_agents
+        self.http_allow = HttpAllowList(http_allow)
         self.grace = grace
         self.lobby = Lobby()
         self.sockets = 0
         self.matches: dict[str, Match] = {}
         self.tasks: dict[str, asyncio.Task[MatchOutcome]] = {}
         self.finished: OrderedDict[str, MatchOutcome] = OrderedDict()
+        self._finished_seats: dict[str, set[str]] = {}  # the ws seats' names, for rejoins
+        self.identities = Identities(records)
+        self.agents = dict(agents or {})  # names the operator registers: name -> secret
         self._server: Server | None = None
         self._ids = itertools.count(1)
         self._background: set[asyncio.Task[Any]] = set()
@@ -76,9 +94,14 @@ class MatchServer:
     # --- lifecycle ---
 
     async def start(self) -> None:
-        self._server = await serve(self._serve_socket, self.host, self.port,
-                                   max_size=FRAME_LIMIT, ping_interval=20, ping_timeout=20,
-                                   max_queue=64, compression=None)
+        await self.identities.register(self.agents)
+        try:
+            self._server = await serve(self._serve_socket, self.host, self.port,
+                                       max_size=FRAME_LIMIT, ping_interval=20,
+                                       ping_timeout=20, max_queue=64, compression=None)
+        except OSError as exc:
+            raise GameError(f"cannot listen on {self.host}:{self.port}: "
+                            f"{exc.strerror or exc}") from None
         self.port = self._server.sockets[0].getsockname()[1]  # port 0 -> the chosen one
 
     @property
@@ -114,10 +137,14 @@ class MatchServer:
                      tournament: str | None = None) -> Match:
         """Seat the players (specs) and start the match as a task of this server."""
         specs = [parse_spec(s) for s in player_specs]
+        for spec in specs:
+            self.http_allow.check(spec)  # before any connection is tried
         if len(specs) != len(game.roles):
             raise GameError(f"{game.name} has {len(game.roles)} roles "
                             f"({', '.join(game.roles)}); got {len(specs)} players")
         seed = secrets.randbelow(1 << 31) if seed is None else seed
+        if not 0 <= seed <= protocol.MAX_SEED:  # the records keep it as a 64-bit integer
+            raise GameError(f"seed {seed} is not in [0, {protocol.MAX_SEED}]")
         players = [make_player(s, self) for s in specs]
         match = Match(self.new_match_id(game), game, players, player_specs, self.records,
                       startclock=startclock, playclock=playclock, seed=seed,
@@ -134,8 +161,11 @@ class MatchServer:
             self.matches.pop(match.id, None)
             self.tasks.pop(match.id, None)
             self.finished[match.id] = match.outcome
+            self._finished_seats[match.id] = {p.name for p in match.players
+                                              if isinstance(p, WsSeat)}
             while len(self.finished) > RECENT_MATCHES:
-                self.finished.popitem(last=False)
+                old, _ = self.finished.popitem(last=False)
+                self._finished_seats.pop(old, None)
 
     async def play_match(self, game: PlayableGame, player_specs: Sequence[str],
                          **options: Any) -> MatchOutcome:
@@ -153,14 +183,27 @@ class MatchServer:
         return True
 
     def load_game(self, name: str) -> PlayableGame:
-        """A game file named relative to one of the game folders (never outside them)."""
+        """A game file named relative to one of the game folders (never outside them).
+
+        Whatever is wrong with a name outside the folders (absent, present, a link out),
+        the answer is the same and names no server path; errors in a game's text name
+        the file as the client named it."""
         if not self.game_dirs:
             raise GameError("this server has no game folders (start it with --games DIR)")
         for folder in self.game_dirs:
-            path = folder / name
-            if path.is_file():
-                return load_game(path, allowed_dirs=self.game_dirs)
-        raise GameError(f"no game {name!r} in the game folders")
+            root = folder.resolve()
+            try:
+                path = (root / name).resolve()
+                if not (path.is_relative_to(root) and path.is_file()):
+                    continue
+                if path.stat().st_size > MAX_GAME_BYTES:
+                    raise GameError(f"{name}: game file larger than {MAX_GAME_BYTES} bytes")
+                text = path.read_text(encoding="utf-8", errors="replace")
+            except (OSError, ValueError):  # unreadable, a NUL in the name, a loop of links
+                continue
+            return load_game_text(detect_format(path, text), text, name=path.stem,
+                                  filename=name)
+        raise GameError(f"no game {protocol.echo(name)!r} in the game folders")
 
     # --- sockets ---
 
@@ -198,8 +241,10 @@ class MatchServer:
                 await self._disconnect(conn)
 
     async def _login(self, ws: ServerConnection) -> Connection | None:
-        """Read messages until a valid hello/rejoin (within the login deadline)."""
+        """Read messages until a valid hello/rejoin (within the login deadline; a socket
+        that fails ``MAX_BAD_LOGINS`` secrets is closed: guessing costs a new socket)."""
         deadline = asyncio.get_running_loop().time() + self.login_timeout
+        failures = 0
         while True:
             left = deadline - asyncio.get_running_loop().time()
             try:
@@ -210,13 +255,18 @@ class MatchServer:
             try:
                 message = protocol.parse_message(data, self.max_message_bytes)
                 if message["type"] == "hello":
+                    await self.identities.check(message["name"], message["token"])
                     conn = Connection(ws, message["name"], message["token"],
                                       message.get("max_matches", 1))
+                    self.lobby.add(conn)
                     await conn.send(protocol.welcome(conn.name, self.heartbeat))
-                    await self.lobby.add(conn)
+                    await self.lobby.released()
                     return conn
                 if message["type"] == "rejoin":
-                    return await self._rejoin(None, ws, message)
+                    conn = await self._rejoin(None, ws, message)
+                    if conn is not None:
+                        return conn
+                    continue
                 if message["type"] == "ping":
                     await ws.send(protocol.encode(protocol.pong(message.get("nonce"))))
                     continue
@@ -227,6 +277,10 @@ class MatchServer:
                                     ref=message["type"])
             except ProtocolError as exc:
                 await ws.send(protocol.encode(exc.to_message()))
+                failures += exc.code in ("bad-secret", "bad-token")
+                if failures >= MAX_BAD_LOGINS:
+                    await ws.close(1008, "too many bad secrets")
+                    return None
 
     async def _handle(self, conn: Connection, data: str | bytes) -> None:
         try:
@@ -270,33 +324,55 @@ class MatchServer:
                                 f"in {message['match']}", message["match"], "move")
 
     async def _rejoin(self, conn: Connection | None, ws: ServerConnection,
-                      message: dict[str, Any]) -> Connection:
+                      message: dict[str, Any]) -> Connection | None:
+        """Take back the seats ``token`` holds in a match (the token is the seat's name's
+        secret, so before ``hello`` it logs the connection in under that name, taking over
+        from a live connection of that name); a finished match answers its end."""
         match_id, token = message["match"], message["token"]
         match = self.matches.get(match_id)
-        if match is None:
-            outcome = self.finished.get(match_id)
-            if outcome is None:
-                raise ProtocolError("unknown-match", f"no match {match_id!r}", match_id)
-            seats: list[WsSeat] = []
+        if match is not None:
+            holders = [(p.name, p) for p in match.players if isinstance(p, WsSeat)]
+        elif match_id in self.finished:
+            holders = [(name, None) for name in self._finished_seats.get(match_id, ())]
         else:
-            seats = [p for p in match.players if isinstance(p, WsSeat) and p.token == token]
-            if not seats:
-                raise ProtocolError("bad-token", f"that token holds no seat in {match_id}",
-                                    match_id)
+            raise ProtocolError("unknown-match", f"no match {match_id!r}", match_id)
+        owners = {name for name, _ in holders if self.identities.holds(name, token)}
+        if conn is not None:
+            owners &= {conn.name}
+        if not owners:
+            raise ProtocolError("bad-token", f"that token holds no seat in {match_id}",
+                                match_id, "rejoin")
         if conn is None:
-            name = seats[0].name if seats else message.get("name", "agent")
-            conn = Connection(ws, name, token, 1)
+            name = message.get("name")
+            conn = Connection(ws, name if name in owners else min(owners), token, 1)
+            previous = self.lobby.take_over(conn)
+            if previous is not None:
+                self._evict(previous)
             await conn.send(protocol.welcome(conn.name, self.heartbeat))
-            await self.lobby.add(conn)
         if match is None:
             outcome = self.finished[match_id]
             await conn.send(protocol.end_summary(match_id, outcome.payoffs)
                             if outcome.status == "completed"
                             else protocol.abort(match_id, outcome.reason or ""))
-            return conn
-        for seat in seats:
-            await seat.rejoin(conn)
+        else:
+            for name, seat in holders:
+                if name == conn.name and seat is not None:
+                    await seat.rejoin(conn)
+        await self.lobby.released()
         return conn
+
+    def _evict(self, previous: Connection) -> None:
+        """A rejoin took over: tell the connection it replaced, then close it."""
+        async def close() -> None:
+            await previous.send(protocol.error(
+                "taken-over", f"a new connection rejoined as {previous.name!r} with its "
+                "secret; this one is closed"))
+            previous.closed = True
+            await previous.ws.close(1008, "taken over by a rejoin")
+
+        task = asyncio.create_task(close())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     async def _disconnect(self, conn: Connection) -> None:
         conn.closed = True
@@ -313,9 +389,10 @@ class MatchServer:
     # --- control messages (operators) ---
 
     async def _control(self, ws: ServerConnection, message: dict[str, Any]) -> None:
-        if self.admin_token is not None and message.get("admin_token") != self.admin_token:
-            raise ProtocolError("not-allowed", "control messages need the admin token",
-                                ref=message["type"])
+        given = message.get("admin_token", "")
+        if not hmac.compare_digest(given.encode(), self.admin_token.encode()):
+            raise ProtocolError("not-allowed", "control messages need the admin token "
+                                "(\"admin_token\")", ref=message["type"])
         kind = message["type"]
         if kind == "list":
             rows = [{"match": m.id, "game": m.game.name, "status": "running",
@@ -328,17 +405,33 @@ class MatchServer:
             await ws.send(protocol.encode(protocol.aborted(message["match"])))
         elif kind == "create":
             try:
+                self._check_limits(message["players"])
                 game = self.load_game(message["game"])
                 match = self.create_match(game, message["players"],
                                           startclock=message.get("startclock", 10.0),
                                           playclock=message.get("playclock", 5.0),
                                           seed=message.get("seed"))
+            except ProtocolError:
+                raise
             except GameError as exc:
                 raise ProtocolError("bad-game", str(exc), ref="create") from None
             await ws.send(protocol.encode(protocol.created(match.id, list(game.roles))))
             task = asyncio.create_task(self._report_finish(ws, match.id))
             self._background.add(task)
             task.add_done_callback(self._background.discard)
+
+    def _check_limits(self, player_specs: list[str]) -> None:
+        """What ``create`` messages may start: running matches, launched agent processes."""
+        if len(self.matches) >= self.max_running:
+            raise ProtocolError("too-many", f"{len(self.matches)} matches are running (at most "
+                                f"{self.max_running}); try again later", ref="create")
+        launching = sum(1 for s in player_specs if parse_spec(s).kind == "agent")
+        # the seats of running matches: launched, or about to be
+        running = sum(1 for m in self.matches.values() for p in m.players
+                      if isinstance(p, LaunchedAgent))
+        if launching and running + launching > self.max_agents:
+            raise ProtocolError("too-many", f"{running} launched agents are running, at most "
+                                f"{self.max_agents}; try again later", ref="create")
 
     async def _report_finish(self, ws: ServerConnection, match_id: str) -> None:
         task = self.tasks.get(match_id)

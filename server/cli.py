@@ -17,11 +17,21 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from gdl.loader import load_game
 from server.app import MatchServer
+from server.credentials import (
+    ENV_ADMIN_TOKEN,
+    admin_token,
+    new_token,
+    read_agents_file,
+    write_private,
+)
 from server.match import MatchOutcome
+from server.players.http import LOOPBACK, HttpAllowList
 from server.players.spec import parse_spec
+from server.protocol import MAX_SEED
 from server.records import Records, ggp_base_json
 from server.tournament import (
     ProgressBar,
@@ -47,6 +57,23 @@ def _positive(text: str) -> float:
     return value
 
 
+def bounded_int(low: int, high: int):
+    """An argparse type: an integer in [low, high] (argparse exits 2 with the message)."""
+    def check(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be an integer in [{low}, {high}]")
+        return value
+    return check
+
+
+SEED = bounded_int(0, MAX_SEED)
+PORT = bounded_int(0, 65535)
+
+
 def _clock_args(parser: argparse.ArgumentParser) -> None:
     _seat_args(parser)
     parser.add_argument("--games", nargs="+", default=None, metavar="DIR",
@@ -60,8 +87,9 @@ def _seat_args(parser: argparse.ArgumentParser) -> None:
                         help="seconds to get ready (default 10)")
     parser.add_argument("--playclock", type=_positive, default=5.0,
                         help="seconds per move (default 5)")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="seed of the schedule, chance and faults (default: random)")
+    parser.add_argument("--seed", type=SEED, default=None,
+                        help=f"seed of the schedule, chance and faults (0 to {MAX_SEED}; "
+                        "default: random)")
     parser.add_argument("--db", default=DEFAULT_DB, help=f"match database (default {DEFAULT_DB})")
 
 
@@ -73,6 +101,17 @@ def _load_games(paths: Sequence[str], dirs: Sequence[str] | None) -> list[Playab
 def _check_specs(specs: Sequence[str]) -> None:
     for spec in specs:
         parse_spec(spec)  # raises GameError on a malformed spec, before anything starts
+
+
+def _http_allowed(specs: Sequence[str]) -> list[str]:
+    """Loopback and the GGP HTTP players the user named on the command line."""
+    allowed = list(LOOPBACK)
+    for spec in map(parse_spec, specs):
+        if spec.kind == "http":
+            url = urlsplit(spec.target)
+            host = f"[{url.hostname}]" if ":" in (url.hostname or "") else url.hostname
+            allowed.append(f"{host}:{url.port or 80}")
+    return allowed
 
 
 def _setup_logging() -> None:
@@ -87,41 +126,68 @@ def serve_main(argv: list[str]) -> int:
                                      "server (protocol: server/PROTOCOL.md)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to bind (default 127.0.0.1: loopback only)")
-    parser.add_argument("--port", type=int, default=9147, help="port (default 9147; 0: any)")
+    parser.add_argument("--port", type=PORT, default=9147, help="port (default 9147; 0: any)")
     parser.add_argument("--db", default=DEFAULT_DB, help=f"match database (default {DEFAULT_DB})")
     parser.add_argument("--games", nargs="+", default=[], metavar="DIR",
                         help="folders that 'create' messages may load games from")
-    parser.add_argument("--admin-token", default=None,
-                        help="require this token in control messages (create/abort/list)")
-    parser.add_argument("--max-connections", type=int, default=1024,
-                        help="refuse connections beyond this many (default 1024)")
+    parser.add_argument("--admin-token", default=None, metavar="T",
+                        help="the token control messages (create/abort/list) need; it shows "
+                        f"in ps, so prefer the variable {ENV_ADMIN_TOKEN}; default: a new "
+                        "one, written to --admin-token-file")
+    parser.add_argument("--admin-token-file", default=None, metavar="FILE",
+                        help="where a new admin token is written, mode 0600 (default: the "
+                        "database's path + .admin-token)")
+    parser.add_argument("--agents", default=None, metavar="FILE",
+                        help="register agent names ahead: lines 'NAME SECRET' (a file only "
+                        "you may read); other names belong to their first login")
+    parser.add_argument("--allow-http", nargs="*", default=list(LOOPBACK),
+                        metavar="HOST[:PORT]", help="hosts http:// players may name (default: "
+                        "loopback only; none: no http players)")
+    parser.add_argument("--max-running", type=bounded_int(1, 100_000), default=64, metavar="N",
+                        help="running matches at most, for create messages (default 64)")
+    parser.add_argument("--max-agents", type=bounded_int(0, 4096), default=8, metavar="N",
+                        help="agent processes create messages may launch at once (default 8)")
+    parser.add_argument("--max-connections", type=bounded_int(1, 65536), default=1024,
+                        metavar="N",
+                        help="open sockets at most (default 1024)")
     args = parser.parse_args(argv)
     for folder in args.games:
         if not Path(folder).is_dir():
             raise GameError(f"--games {folder}: not a folder")
+    HttpAllowList(args.allow_http)  # a malformed entry is a usage error, before anything starts
+    token = admin_token(args.admin_token)
+    agents = read_agents_file(args.agents) if args.agents else {}
     _setup_logging()
     records = Records(args.db)
+    token_file = None
     try:
-        asyncio.run(_serve(records, args))
+        if token is None:
+            token = new_token()
+            token_file = Path(args.admin_token_file or f"{args.db}.admin-token")
+            write_private(token_file, token + "\n")
+        asyncio.run(_serve(records, args, token, token_file, agents))
     finally:
         records.close()
+        if token_file is not None:
+            token_file.unlink(missing_ok=True)  # the token dies with the server
     return 0
 
 
-async def _serve(records: Records, args: argparse.Namespace) -> None:
+async def _serve(records: Records, args: argparse.Namespace, token: str,
+                 token_file: Path | None, agents: dict[str, str]) -> None:
     server = MatchServer(records, host=args.host, port=args.port, game_dirs=args.games,
-                         max_connections=args.max_connections, admin_token=args.admin_token)
-    try:
-        await server.start()
-    except OSError as exc:
-        raise GameError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") \
-            from None
+                         max_connections=args.max_connections, admin_token=token,
+                         max_running=args.max_running, max_agents=args.max_agents,
+                         http_allow=args.allow_http, agents=agents)
+    await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     print(f"serving on {server.url} (database {args.db})", flush=True)
+    if token_file is not None:
+        print(f"admin token in {token_file} (readable only by you)", flush=True)
     try:
         await stop.wait()
     finally:
@@ -139,6 +205,9 @@ def match_main(argv: list[str]) -> int:
     parser.add_argument("--players", nargs="+", required=True, metavar="SPEC",
                         help="one player spec per role (random, first, uct, solver, "
                         "http://HOST:PORT, ws:NAME, agent[:NAME]; options after '?')")
+    parser.add_argument("--port", type=PORT, default=0,
+                        help="the embedded server's port, where ws:NAME agents connect "
+                        "(default 0: any free port, printed)")
     _clock_args(parser)
     args = parser.parse_intermixed_args(argv)
     _game_after_players(args)
@@ -175,7 +244,8 @@ def _game_after_players(args: argparse.Namespace) -> None:
 
 async def _one_match(records: Records, game: PlayableGame,
                      args: argparse.Namespace) -> MatchOutcome:
-    async with MatchServer(records, port=0) as server:
+    async with MatchServer(records, port=args.port,
+                           http_allow=_http_allowed(args.players)) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
         return await server.play_match(game, args.players, startclock=args.startclock,
@@ -225,13 +295,14 @@ def tournament_main(argv: list[str]) -> int:
                         help="game files")
     parser.add_argument("--players", nargs="+", required=True, metavar="SPEC",
                         help="the entrants' player specs (as for ggp match)")
-    parser.add_argument("--rounds", type=int, default=1, help="matches per seating (default 1)")
+    parser.add_argument("--rounds", type=bounded_int(1, 10**6), default=1,
+                        help="matches per seating (default 1)")
     parser.add_argument("--swap-roles", action="store_true",
                         help="every ordered seating: each player plays each role")
     parser.add_argument("--fill", default=None, metavar="SPEC",
                         help="the player of the seats left when a game has more roles "
                         "than players (e.g. random)")
-    parser.add_argument("--concurrency", type=int, default=4,
+    parser.add_argument("--concurrency", type=bounded_int(1, 4096), default=4,
                         help="matches at once (default 4)")
     _seat_args(parser)
     parser.add_argument("--game-dirs", nargs="+", default=None, metavar="DIR",
@@ -258,7 +329,8 @@ def tournament_main(argv: list[str]) -> int:
 
 async def _tournament(records: Records, games: list[PlayableGame],
                       args: argparse.Namespace) -> TournamentResult:
-    async with MatchServer(records, port=0) as server:
+    specs = args.players + ([args.fill] if args.fill is not None else [])
+    async with MatchServer(records, port=0, http_allow=_http_allowed(specs)) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
         total = len(schedule(games, len(args.players), args.rounds, args.swap_roles, 0,
@@ -295,7 +367,7 @@ def matches_main(argv: list[str]) -> int:
                         "(standings)")
     parser.add_argument("--db", default=DEFAULT_DB, help=f"match database (default {DEFAULT_DB})")
     parser.add_argument("--tournament", default=None, help="list only this tournament's matches")
-    parser.add_argument("--limit", type=int, default=100,
+    parser.add_argument("--limit", type=bounded_int(1, 10**9), default=100,
                         help="list at most this many (default 100)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     args = parser.parse_args(argv)

@@ -1,8 +1,9 @@
 """Logged-in agent connections and the lobby that hands them seats.
 
 A :class:`Connection` is one websocket after ``hello`` (or ``rejoin``); it holds the
-agent's name, its token and the seats it plays. The :class:`Lobby` seats ``ws:NAME``
-players: a match waits until a connection with that name has a free slot (its hello's
+agent's name, its token (the name's verified secret) and the seats it plays. The
+:class:`Lobby` seats ``ws:NAME`` players: a match waits until the connection of that
+name has a free slot (its hello's
 ``max_matches``, default 1), so one agent is never offered more matches than it asked for;
 matches queue for a busy agent, and give up only when no agent of that name is connected.
 """
@@ -15,7 +16,7 @@ from typing import Any
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
 
-from server.protocol import encode
+from server.protocol import ProtocolError, encode
 
 SEND_TIMEOUT = 10.0  # seconds a message may wait for a slow reader
 
@@ -55,45 +56,53 @@ class Connection:
 
 
 class Lobby:
-    """Connections by name, and matches waiting for a connection with a free slot."""
+    """The live connection of each name, and matches waiting for it to have a free slot.
+
+    A name has at most one live connection: a second ``hello`` is refused
+    (``name-in-use``); only a ``rejoin`` presenting the name's secret takes over
+    (:meth:`take_over`)."""
 
     def __init__(self) -> None:
-        self.by_name: dict[str, list[Connection]] = {}
+        self.by_name: dict[str, Connection] = {}
         self._changed = asyncio.Condition()
 
-    async def add(self, conn: Connection) -> None:
-        self.by_name.setdefault(conn.name, []).append(conn)
-        await self._notify()
+    def add(self, conn: Connection) -> None:
+        """Log ``conn`` in under its name (call :meth:`released` to wake waiting matches)."""
+        live = self.by_name.get(conn.name)
+        if live is not None and not live.closed:
+            raise ProtocolError("name-in-use", f"{conn.name!r} is logged in on another "
+                                "connection (close it, or rejoin its match with the secret)",
+                                ref="hello")
+        self.by_name[conn.name] = conn
+
+    def take_over(self, conn: Connection) -> Connection | None:
+        """Log ``conn`` in under its name; the live connection it replaces, if any."""
+        previous = self.by_name.get(conn.name)
+        self.by_name[conn.name] = conn
+        return previous if previous is not None and not previous.closed else None
 
     async def remove(self, conn: Connection) -> None:
-        conns = self.by_name.get(conn.name, [])
-        if conn in conns:
-            conns.remove(conn)
-        if not conns:
-            self.by_name.pop(conn.name, None)
+        if self.by_name.get(conn.name) is conn:
+            del self.by_name[conn.name]
 
-    async def _notify(self) -> None:
+    async def released(self) -> None:
+        """An agent logged in or gave a seat back: wake the matches waiting for names."""
         async with self._changed:
             self._changed.notify_all()
 
-    async def released(self) -> None:
-        """A seat was given back: wake the matches waiting for that name."""
-        await self._notify()
-
     async def claim(self, name: str, seat: Any, timeout: float) -> Connection | None:
-        """A connection named ``name`` with a free slot, now holding ``seat``; None when no
-        such agent has been connected for ``timeout`` seconds (a connected agent that is
-        busy in other matches is waited for: tournaments queue for it)."""
+        """The connection named ``name`` once it has a free slot, now holding ``seat``; None
+        when no such agent has been connected for ``timeout`` seconds (a connected agent
+        that is busy in other matches is waited for: tournaments queue for it)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
         async with self._changed:
             while True:
-                conns = self.by_name.get(name, [])
-                for conn in conns:
-                    if conn.free:
-                        conn.seats.add(seat)
-                        return conn
-                if conns:
+                conn = self.by_name.get(name)
+                if conn is not None and conn.free:
+                    conn.seats.add(seat)
+                    return conn
+                if conn is not None and not conn.closed:
                     deadline = loop.time() + timeout
                 left = deadline - loop.time()
                 if left <= 0:

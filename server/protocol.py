@@ -10,6 +10,7 @@ I/O layer (``server/app.py``) and the tests use these functions directly.
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any
 
@@ -23,6 +24,9 @@ NAME_PATTERN = re.compile(r"[A-Za-z0-9_.:@-]{1,64}")
 TOKEN_PATTERN = re.compile(r"[\x21-\x7e]{8,128}")
 MATCH_ID_PATTERN = re.compile(r"[A-Za-z0-9_.:@-]{1,128}")
 MAX_MOVE_CHARS = 4096
+MAX_ECHO_CHARS = 200  # of an illegal move, in the ``IL`` fault recorded and sent back
+MAX_SEED = (1 << 63) - 1  # the records' INTEGER column (SQLite: signed 64 bits)
+MAX_COUNT = 1 << 31  # steps, max_matches, protocol version: far above any real use
 
 
 class ProtocolError(GameError):
@@ -50,10 +54,11 @@ def _str(pattern: re.Pattern[str] | None = None, max_chars: int = 1 << 16):
     return check
 
 
-def _int(minimum: int = 0):
+def _int(minimum: int = 0, maximum: int = MAX_COUNT):
     def check(value: Any) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-            raise ValueError(f"an integer >= {minimum}")
+        if isinstance(value, bool) or not isinstance(value, int) \
+                or not minimum <= value <= maximum:
+            raise ValueError(f"an integer in [{minimum}, {maximum}]")
         return value
     return check
 
@@ -93,7 +98,7 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[Any, bool]]] = {
     "pong": {"nonce": (_any, False)},
     "create": {"game": (_str(max_chars=1024), True), "players": (_player_list, True),
                "startclock": (_clock, False), "playclock": (_clock, False),
-               "seed": (_int(0), False), "admin_token": (_str(max_chars=256), False)},
+               "seed": (_int(0, MAX_SEED), False), "admin_token": (_str(max_chars=256), False)},
     "abort": {"match": (_MATCH, True), "admin_token": (_str(max_chars=256), False)},
     "list": {"admin_token": (_str(max_chars=256), False)},
 }
@@ -107,7 +112,7 @@ def parse_message(data: str | bytes, max_bytes: int = MAX_MESSAGE_BYTES) -> dict
     if len(data) > max_bytes and len(data.encode("utf-8", "surrogatepass")) > max_bytes:
         raise ProtocolError("too-big", f"message larger than {max_bytes} bytes")
     try:
-        message = json.loads(data)
+        message = json.loads(data, parse_constant=_no_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError("bad-json", f"not JSON: {str(exc)[:200]}") from None
     if not isinstance(message, dict):
@@ -134,9 +139,20 @@ def parse_message(data: str | bytes, max_bytes: int = MAX_MESSAGE_BYTES) -> dict
     return out
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e999: Python reads infinity, which JSON cannot carry
+        raise ValueError(f"number {text[:40]} out of range")
+    return value
+
+
 def encode(message: dict[str, Any]) -> str:
-    """A message as one compact JSON text frame."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+    """A message as one compact JSON text frame (ValueError rather than invalid JSON)."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 # Server -> client messages (see PROTOCOL.md for each field).
@@ -247,4 +263,12 @@ def match_legal_move(fmt: str, move: Any, legal: list[str]) -> tuple[str | None,
     for candidate in legal:
         if normalize_move(fmt, candidate) == wanted:
             return candidate, ""
-    return None, f"IL {wanted}"
+    return None, f"IL {echo(wanted)}"
+
+
+def echo(text: str) -> str:
+    """A client's string as we store and send it back: at most ``MAX_ECHO_CHARS``, a longer
+    one cut and marked with its length."""
+    if len(text) <= MAX_ECHO_CHARS:
+        return text
+    return f"{text[:MAX_ECHO_CHARS]}...[cut, {len(text)} chars]"

@@ -16,7 +16,8 @@ match goes on.
 
 Tables: ``matches`` (one row per match, status ``running`` | ``completed`` |
 ``aborted``), ``steps`` (one row per step: moves, errors, the state after it),
-``tournaments`` (configuration and final standings).
+``tournaments`` (configuration and final standings), ``agents`` (each registered agent
+name with a salted hash of its secret, never the secret: ``server/credentials.py``).
 """
 
 from __future__ import annotations
@@ -75,6 +76,12 @@ CREATE TABLE IF NOT EXISTS tournaments (
     started REAL NOT NULL,
     finished REAL,
     owner TEXT
+);
+CREATE TABLE IF NOT EXISTS agents (
+    name TEXT PRIMARY KEY,
+    secret_hash TEXT NOT NULL,
+    source TEXT NOT NULL,
+    registered REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS matches_by_tournament ON matches(tournament);
 """
@@ -248,6 +255,19 @@ class Records:
     def _finish_tournament(self, tid: str, status: str, standings: Any) -> None:
         self._conn.execute("UPDATE tournaments SET status=?, standings=?, finished=? WHERE id=?",
                          (status, json.dumps(standings), time.time(), tid))
+
+    def _register_agent(self, name: str, secret_hash: str, source: str, replace: bool) -> str:
+        verb = "INSERT OR REPLACE" if replace else "INSERT OR IGNORE"
+        self._conn.execute(f"{verb} INTO agents (name, secret_hash, source, registered)"
+                           " VALUES (?,?,?,?)", (name, secret_hash, source, time.time()))
+        return self._conn.execute("SELECT secret_hash FROM agents WHERE name=?",
+                                  (name,)).fetchone()[0]
+
+    async def register_agent(self, name: str, secret_hash: str, source: str = "login",
+                             replace: bool = False) -> str:
+        """Register ``name`` with ``secret_hash`` unless it is registered already (``replace``:
+        in any case); the hash the name now has. Atomic: of two first logins, one wins."""
+        return await self._arun(self._register_agent, name, secret_hash, source, replace)
 
     async def begin_match(self, row: dict[str, Any]) -> None:
         await self._arun(self._begin_match, row)

@@ -104,7 +104,7 @@ async def test_lost_connection_is_reopened_and_missed_steps_replayed(server, mon
     async def cut_after_two_moves() -> int:
         while len(gamer.decisions) < 2:
             await asyncio.sleep(0.05)
-        (conn,) = server.lobby.by_name["ours"]
+        conn = server.lobby.by_name["ours"]
         conn.ws.transport.abort()  # no close frame: a network failure
         return len(gamer.decisions)
 

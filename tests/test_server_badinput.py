@@ -8,7 +8,7 @@ import json
 
 import pytest
 from conftest import running_server
-from test_server_support import Pennies, ScriptedAgent
+from test_server_support import Pennies, ScriptedAgent, silent_in_a_match
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed
 
@@ -47,7 +47,9 @@ async def test_garbage_gets_errors_while_a_match_goes_on(server) -> None:
             ({"type": "move", "match": match.id, "step": 1, "move": "heads"}, "not-seated"),
             ({"type": "ready", "match": match.id}, "not-seated"),
             ({"type": "rejoin", "match": match.id, "token": "guessed-token-1"}, "bad-token"),
-            ({"type": "abort", "match": "no.such.match"}, "unknown-match"),
+            ({"type": "abort", "match": "no.such.match"}, "not-allowed"),
+            ({"type": "abort", "match": "no.such.match", "admin_token": server.admin_token},
+             "unknown-match"),
         ]
         for message, code in cases:
             reply = await exchange(ws, message)
@@ -150,13 +152,10 @@ async def test_disconnected_agent_rejoins_and_a_lost_one_is_ce(server) -> None:
 
 
 async def test_operator_abort_is_recorded_and_told(server) -> None:
-    eve = await ScriptedAgent(server.url, "eve", policy=lambda m: None).start()
-    match = server.create_match(Pennies(), ["ws:eve", "random"], startclock=1, playclock=30,
-                                seed=1)
-    while not eve.of_type("request"):
-        await asyncio.sleep(0.01)
+    eve, match = await silent_in_a_match(server, "eve", "random", playclock=30)
     async with connect(server.url) as ws:
-        reply = await exchange(ws, {"type": "abort", "match": match.id})
+        reply = await exchange(ws, {"type": "abort", "match": match.id,
+                                    "admin_token": server.admin_token})
         assert reply == {"type": "aborted", "match": match.id}
     await asyncio.sleep(0.05)
     assert eve.ends[match.id]["type"] == "abort"

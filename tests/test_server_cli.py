@@ -90,9 +90,10 @@ async def test_serve_creates_matches_only_from_its_game_folders(tmp_path) -> Non
                               stdout=subprocess.PIPE, text=True)
     try:
         url = server.stdout.readline().split()[2]
+        token = (tmp_path / "s.sqlite.admin-token").read_text().strip()
         async with connect(url) as ws:
             async def ask(message: dict) -> dict:
-                await ws.send(json.dumps(message))
+                await ws.send(json.dumps({**message, "admin_token": token}))
                 return json.loads(await ws.recv())
 
             for name in ["../secret.osposg", "/etc/passwd", "missing.kif"]:
@@ -100,8 +101,11 @@ async def test_serve_creates_matches_only_from_its_game_folders(tmp_path) -> Non
                 assert reply["code"] == "bad-game", reply
             # nothing in a message chooses what the server runs
             reply = await ask({"type": "create", "game": "rewards.osposg",
-                               "players": ["agent?solutions=/etc", "random"]})
+                               "players": ["agent?python=/bin/sh", "random"]})
             assert reply["code"] == "bad-game" and "agent options" in reply["message"]
+            reply = await ask({"type": "create", "game": "rewards.osposg",
+                               "players": ["agent?solutions=/no/such/folder", "random"]})
+            assert reply["code"] == "bad-game" and "does not exist" in reply["message"]
             created = await ask({"type": "create", "game": "rewards.osposg",
                                  "players": ["first", "random"], "playclock": 1, "seed": 2})
             assert created["type"] == "created" and created["roles"] == ["P1", "P2"]

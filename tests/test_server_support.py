@@ -135,6 +135,18 @@ class ScriptedAgent:
         return [m for m in self.received if m["type"] == kind]
 
 
+async def silent_in_a_match(server: Any, name: str, opponent: str,
+                            playclock: float) -> tuple[ScriptedAgent, Any]:
+    """A websocket agent that never moves, seated as ``row`` of a Pennies match that has
+    sent it its first request."""
+    agent = await ScriptedAgent(server.url, name, policy=lambda m: None).start()
+    match = server.create_match(Pennies(), [f"ws:{name}", opponent], startclock=1,
+                                playclock=playclock, seed=1)
+    while not agent.of_type("request"):
+        await asyncio.sleep(0.01)
+    return agent, match
+
+
 def kif_items(text: str) -> list[str]:
     """The top-level elements of a KIF list, each as normalised text."""
     tokens = re.findall(r"\(|\)|[^\s()]+", text)

@@ -17,8 +17,49 @@ from urllib.parse import urlsplit
 from server import ggp_http
 from server.players.base import PlayerGone, QuietPlayer, SeatInfo, SeatUnfilled, StepRequest
 from server.players.spec import PlayerSpec
+from server.protocol import ProtocolError
+from solvers.errors import GameError
 
 CONNECT_TIMEOUT = 5.0
+LOOPBACK = ("127.0.0.1", "::1", "localhost")
+
+
+class HttpAllowList:
+    """The hosts (any port) and HOST:PORT pairs that ``http://`` players may name.
+
+    The server connects to the player a spec names, and a spec may come from a remote
+    ``create``: without this list any client could make the server POST to any host
+    and port (server-side request forgery). Hosts are compared as written (lower case;
+    ``127.1`` is not ``127.0.0.1``), never resolved."""
+
+    def __init__(self, entries: Sequence[str]) -> None:
+        self.hosts: set[str] = set()
+        self.pairs: set[tuple[str, int]] = set()
+        for entry in entries:
+            bare_ipv6 = entry.count(":") > 1 and not entry.startswith("[")
+            url = urlsplit(f"//[{entry}]" if bare_ipv6 else f"//{entry}")
+            try:
+                port = url.port
+            except ValueError:
+                port = -1
+            if not url.hostname or port == -1 or url.path or url.query or url.username:
+                raise GameError(f"allowed http host {entry!r}: write HOST or HOST:PORT "
+                                "([IPv6]:PORT)")
+            if port is None:
+                self.hosts.add(url.hostname)
+            else:
+                self.pairs.add((url.hostname, port))
+        self.text = ", ".join(entries) or "none"
+
+    def check(self, spec: PlayerSpec) -> None:
+        """Refuse an ``http://`` spec whose target is not on the list (no connection tried)."""
+        if spec.kind != "http":
+            return
+        url = urlsplit(spec.target)
+        host, port = (url.hostname or "").lower(), url.port or 80
+        if host not in self.hosts and (host, port) not in self.pairs:
+            raise ProtocolError("not-allowed", f"player {spec.text[:80]!r}: this server calls "
+                                f"GGP HTTP players only at {self.text} (ggp serve --allow-http)")
 
 
 class HttpPlayer(QuietPlayer):

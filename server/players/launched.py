@@ -1,40 +1,66 @@
 """The ``agent`` / ``agent:NAME`` seat: our own agent, launched as a subprocess.
 
 The server never imports ``agent`` (the layers stay apart): it runs
-``python -m ggp_cli agent --ws URL --name NAME --quiet`` with a unique name and seats it as a
-``ws:NAME`` player; the process is stopped when the match ends. The options
-``margin``, ``seed`` and ``simultaneous`` after ``?`` are passed on as ``--KEY VALUE``
-(only these, with plain values: a spec may come from a remote ``create`` message, and
-nothing in a message may choose what the server runs).
+``python -m ggp_cli agent --ws URL --name NAME --quiet`` with a unique name (and its
+secret in the environment variable ``GGP_AGENT_TOKEN``) and seats it as a ``ws:NAME``
+player; the process is stopped when the match ends. The options ``margin``, ``seed``,
+``simultaneous`` and ``solutions`` after ``?`` are passed on as ``--KEY VALUE`` (only
+these, each checked: a spec may also come from a ``create`` message).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import re
+import os
 import secrets
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from server.credentials import ENV_ADMIN_TOKEN
 from server.players.base import SeatInfo, SeatUnfilled
 from server.players.spec import PlayerSpec
 from server.players.websocket import WsSeat
+from server.protocol import MAX_SEED
 from solvers.errors import GameError
 
 if TYPE_CHECKING:
     from server.app import MatchServer
 
 
-AGENT_OPTIONS = ("margin", "seed", "simultaneous")
-_PLAIN = re.compile(r"[A-Za-z0-9_.-]{1,32}")
+AGENT_TOKEN_VARIABLE = "GGP_AGENT_TOKEN"  # read by ``ggp agent`` (agent/cli.py)
+AGENT_OPTIONS = ("margin", "seed", "simultaneous", "solutions")
+SEARCH_POLICIES = ("duct", "rm")
 
 
-def _agent_option(spec: PlayerSpec, key: str, value: str) -> tuple[str, str]:
-    if key not in AGENT_OPTIONS or not _PLAIN.fullmatch(value):
-        raise GameError(f"player {spec.text!r}: agent options are "
-                        f"{', '.join(AGENT_OPTIONS)} (and wait) with plain values")
-    return f"--{key}", value
+def agent_arguments(spec: PlayerSpec) -> list[str]:
+    """The launched agent's options from the spec's, each checked (only these reach its
+    command line; ``solutions`` must be an existing folder, passed as an absolute path)."""
+    args: list[str] = []
+    for key, value in spec.options.items():
+        if key == "wait":
+            continue
+        if key == "margin":
+            value = repr(spec.option_float("margin", 0.5))
+        elif key == "seed":
+            if not value.isdigit() or int(value) > MAX_SEED:
+                raise GameError(f"player {spec.text!r}: seed must be an integer in "
+                                f"[0, {MAX_SEED}]")
+        elif key == "simultaneous":
+            if value not in SEARCH_POLICIES:
+                raise GameError(f"player {spec.text!r}: simultaneous is duct or rm")
+        elif key == "solutions":
+            folder = Path(value).resolve()
+            if not folder.is_dir():
+                raise GameError(f"player {spec.text!r}: the solutions folder {value!r} "
+                                "does not exist")
+            value = str(folder)
+        else:
+            raise GameError(f"player {spec.text!r}: agent options are "
+                            f"{', '.join(AGENT_OPTIONS)} and wait")
+        args += [f"--{key}", value]
+    return args
 
 
 class LaunchedAgent(WsSeat):
@@ -43,15 +69,20 @@ class LaunchedAgent(WsSeat):
         super().__init__(PlayerSpec("ws", unique, spec.options, spec.text), server.lobby,
                          spec.option_float("wait", server.seat_wait))
         self.url = server.url
-        self.extra = [arg for key, value in spec.options.items() if key != "wait"
-                      for arg in _agent_option(spec, key, value)]
+        self.extra = agent_arguments(spec)
+        # its name and secret, for this server process only; the secret goes to the
+        # agent in its environment, not on its command line (which ps shows)
+        self.secret = secrets.token_urlsafe(32)
+        server.identities.register_here(unique, self.secret)
         self.process: asyncio.subprocess.Process | None = None
 
     async def start(self, seat: SeatInfo) -> None:
         try:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable, "-m", "ggp_cli", "agent", "--ws", self.url, "--name", self.name,
-                "--quiet", *self.extra, stdin=asyncio.subprocess.DEVNULL)
+                "--quiet", *self.extra, stdin=asyncio.subprocess.DEVNULL,
+                env={**{k: v for k, v in os.environ.items() if k != ENV_ADMIN_TOKEN},
+                     AGENT_TOKEN_VARIABLE: self.secret})
         except OSError as exc:
             raise SeatUnfilled(f"cannot launch the agent: {exc}") from None
         joining = asyncio.ensure_future(super().start(seat))

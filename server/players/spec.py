@@ -17,6 +17,10 @@ from solvers.errors import GameError
 BUILTINS = ("random", "first", "uct", "solver")
 KINDS = BUILTINS + ("http", "ws", "agent")
 _NAME = re.compile(r"[A-Za-z0-9_.:@-]{1,64}")
+MAX_SECONDS = 86400.0  # the bound of every time option, as of the clocks
+# numeric options: (lowest, highest, whole numbers only)
+NUMBERS = {"wait": (0.0, MAX_SECONDS, False), "delay": (0.0, MAX_SECONDS, False),
+           "margin": (0.0, MAX_SECONDS, False), "playouts": (0.0, 1e9, True)}
 
 
 @dataclass(frozen=True)
@@ -30,14 +34,32 @@ class PlayerSpec:
         return int(self.option_float(name, default))
 
     def option_float(self, name: str, default: float) -> float:
+        """A numeric option (checked by :func:`parse_spec` against ``NUMBERS``)."""
         value = self.options.get(name)
-        if value is None:
-            return default
-        try:
-            return float(value)
-        except ValueError:
-            raise GameError(f"player {self.text!r}: option {name}={value!r} is not a number") \
-                from None
+        return default if value is None else _number(self, name, value)
+
+
+def _number(spec: PlayerSpec, name: str, value: str) -> float:
+    """An option's number, within its bounds: every number in a spec is bounded (a spec
+    may come from a remote message)."""
+    low, high, whole = NUMBERS[name]
+    try:
+        number = float(value)
+    except ValueError:
+        raise GameError(f"player {spec.text!r}: option {name}={value[:40]!r} is not a number") \
+            from None
+    if not low <= number <= high or (whole and number != int(number)):  # also NaN
+        kind = "a whole number" if whole else "a number"
+        raise GameError(f"player {spec.text!r}: option {name} must be {kind} in "
+                        f"[{low:g}, {high:g}]")
+    return number
+
+
+def _checked(spec: PlayerSpec) -> PlayerSpec:
+    for name, value in spec.options.items():
+        if name in NUMBERS:
+            _number(spec, name, value)
+    return spec
 
 
 def parse_spec(text: str) -> PlayerSpec:
@@ -58,10 +80,10 @@ def parse_spec(text: str) -> PlayerSpec:
         raise GameError(f"player {text!r}: options are KEY=VALUE&KEY=VALUE after '?'") from None
     kind, _, name = head.partition(":")
     if kind in BUILTINS and not name:
-        return PlayerSpec(kind, "", options, text)
+        return _checked(PlayerSpec(kind, "", options, text))
     if kind in ("ws", "agent") and (name or kind == "agent"):
         if name and not _NAME.fullmatch(name):
             raise GameError(f"player {text!r}: a name is 1-64 of A-Z a-z 0-9 _ . : @ -")
-        return PlayerSpec(kind, name, options, text)
+        return _checked(PlayerSpec(kind, name, options, text))
     raise GameError(f"unknown player {text!r} (random, first, uct, solver, http://HOST:PORT, "
                     "ws:NAME, agent, agent:NAME; options after '?')")

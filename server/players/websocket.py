@@ -1,8 +1,8 @@
 """A seat played by a websocket agent (``ws:NAME``), over ``server/PROTOCOL.md``.
 
-The seat is claimed from the lobby at the start of the match and bound to the
-claiming connection's token; if the socket drops, the seat keeps its place (moves
-become ``CE``) until a connection presenting the same token rejoins, and then gets
+The seat is claimed from the lobby at the start of the match by the connection of
+that name; if the socket drops, the seat keeps its place (moves become ``CE``) until
+a connection presenting the name's secret rejoins, and then gets
 the offer again, with the observation of every finished step (``history``: an agent
 that missed steps catches up from it), and the open request with the time that is
 left.
@@ -40,7 +40,6 @@ class WsSeat:
         self.lobby = lobby
         self.wait = wait
         self.conn: Connection | None = None
-        self.token: str | None = None
         self.seat: SeatInfo | None = None
         self.ready = asyncio.Event()
         self.open: _Open | None = None
@@ -56,7 +55,7 @@ class WsSeat:
         conn = await self.lobby.claim(self.name, self, self.wait)
         if conn is None:
             raise SeatUnfilled(f"no agent named {self.name!r} connected within {self.wait:g} s")
-        self.conn, self.token = conn, conn.token
+        self.conn = conn
         await conn.send(self._offer())
         try:
             await asyncio.wait_for(self.ready.wait(), seat.startclock)
