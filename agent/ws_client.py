@@ -38,6 +38,8 @@ log = logging.getLogger("agent.ws")
 MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the server's frame limit
 RECONNECT_SECONDS = 60.0  # how long a lost connection is retried
 FIRST_DELAY, MAX_DELAY = 0.2, 5.0  # reconnection backoff (seconds)
+# errors that end the client: logging in again would be refused the same way
+LOGIN_REFUSED = frozenset({"bad-secret", "name-in-use", "taken-over", "bad-token"})
 
 
 class WsAgent:
@@ -58,6 +60,7 @@ class WsAgent:
         self.done = asyncio.Event()
         self.rng = random.Random(gamer.options.seed)
         self.answers: dict[int, asyncio.Task] = {}  # this match's moves by step
+        self.refused: str | None = None  # why the server refused our login, if it did
 
     def _deadline(self, received: float, seconds: float) -> float:
         return answer_deadline(received, seconds, self.margin, self.max_clock)
@@ -77,7 +80,12 @@ class WsAgent:
                 await self.gamer.abort()
                 self._over(message.get("match"), {"status": "aborted"})
         elif kind == "error":
-            log.error("server refused %s: %s %s", message.get("ref"), message.get("code"),
+            code = message.get("code")
+            if code in LOGIN_REFUSED:
+                self.refused = f"{code}: {message.get('message')}"
+                self.done.set()
+                return
+            log.error("server refused %s: %s %s", message.get("ref"), code,
                       message.get("message"))
         elif kind not in ("welcome", "step", "pong"):
             log.warning("ignored message type %r", kind)
@@ -189,6 +197,8 @@ async def run_client(url: str, name: str, gamer: Gamer, *, token: str | None = N
             else:
                 await send({"type": "hello", "name": name, "token": token})
             closed_normally = await _serve(ws, agent)
+        if agent.refused is not None:
+            raise GameError(f"the server at {url} refused {name!r}: {agent.refused}")
         if agent.done.is_set() or (closed_normally and agent.match is None):
             return 0
         lost_at = time.monotonic()

@@ -129,3 +129,27 @@ async def test_lost_connection_is_reopened_and_missed_steps_replayed(server, mon
     assert all(not e.startswith("IL") for e in ours)
     after = gamer.decisions[cut_at:]
     assert after and after[-1]["method"] != "fallback"  # the brain plays again
+
+
+async def test_a_refused_login_ends_the_client_with_one_line(server) -> None:
+    """A name registered with another secret is refused (bad-secret): the client used to
+    reconnect and say hello again for ever; it now stops with the server's reason."""
+    from solvers.errors import GameError
+
+    first = Gamer(BrainOptions(seed=1))
+    owner = asyncio.ensure_future(run_client(server.url, "carol", first, token="a" * 16))
+    try:
+        for _ in range(100):  # the first login registers the name with its secret
+            if "carol" in server.lobby.by_name:
+                break
+            await asyncio.sleep(0.05)
+        squatter = Gamer(BrainOptions(seed=2))
+        try:
+            with pytest.raises(GameError, match="refused 'carol': (bad-secret|name-in-use)"):
+                await asyncio.wait_for(run_client(server.url, "carol", squatter,
+                                                  token="b" * 16), 10)
+        finally:
+            squatter.close()
+    finally:
+        owner.cancel()
+        first.close()
