@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 BENCHES: dict[str, str] = {
     "gdl": "gdl.bench:main",
     "corpus": "gdl.solve_bench:main",
+    "solve": "gdl.scale_bench:main",
     "thesis": "solvers.simultaneous.bench:main",
     "cfr": "solvers.extensive.bench:main",
     "server": "server.bench:main",
