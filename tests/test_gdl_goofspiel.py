@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import shutil
 from collections.abc import Callable, Hashable
 from functools import cache
 from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import GAMES, shared_path
+import test_gdl_oracle
+from conftest import GAMES
 from scipy.optimize import linprog
 
 from gdl.bench_games import benchmark_files
@@ -231,12 +231,7 @@ def test_oshi_zumo_equals_openspiel_at_every_state() -> None:
     assert compared == len(ours) == result.expansion.game.num_nodes
 
 
-@pytest.fixture(scope="module")
-def trace_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if shutil.which("swipl") is None:
-        pytest.skip("SWI-Prolog (swipl) is not installed")
-    shared_path("oracle")
-    return tmp_path_factory.mktemp("oracle-traces")
+trace_dir = test_gdl_oracle.trace_dir  # the oracle tests' fixture: skips without swipl
 
 
 @pytest.mark.parametrize("name", ["goofspiel_3", "goofspiel_ties_4", "goofspiel_7",
