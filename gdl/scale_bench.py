@@ -2,7 +2,7 @@
 
     ggp bench solve [GAME ...] [--solvers baseline,ih] [--max-states N]
                     [--time-limit S] [--peer-time-limit S] [--memory-mb M]
-                    [--no-peer] [--json]
+                    [--no-peer] [--json] [--quiet]
 
 A GAME is a benchmark name of ``games/gdl`` (``goofspiel_5``, ``goofspiel_ties_4``,
 ``oshi_zumo_c4_s1_h8_m1``; default: Goofspiel 4-6 and the Oshi-Zumo files) or a
@@ -31,6 +31,7 @@ import argparse
 import json
 import multiprocessing
 import re
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -76,12 +77,19 @@ def openspiel_value_iteration(spec: str) -> dict:
             "cpu_seconds": seconds}
 
 
-def ours(path: Path, solver: str, budget: Budget) -> dict:
-    """One ``solve_game`` run: states, phase times, values, certificate, CPU time."""
+def ours(path: Path, solver: str, budget: Budget, quiet: bool = False) -> dict:
+    """One ``solve_game`` run: states, phase times, values, certificate, CPU time
+    (its progress lines on stderr unless ``quiet``)."""
     from gdl.solve_cli import solve_game
 
+    def progress(line: str) -> None:
+        print(f"    {path.stem} {solver}: {line}", file=sys.stderr, flush=True)
+
     start = time.process_time()
-    result = solve_game(path, solver, budget=budget)
+    try:
+        result = solve_game(path, solver, budget=budget, progress=None if quiet else progress)
+    except GameError as exc:  # a budget on a loaded machine: say how much CPU it had
+        raise GameError(f"{exc} ({time.process_time() - start:.1f} s CPU)") from None
     row = result.to_json()
     row["cpu_seconds"] = time.process_time() - start
     return row
@@ -144,8 +152,8 @@ def game_path(game: str) -> Path:
 
 
 def bench(games: Sequence[str], solvers: Sequence[str], budget: Budget,
-          peer_time_limit: float | None, progress: Callable[[str], None] | None = None
-          ) -> list[dict]:
+          peer_time_limit: float | None, progress: Callable[[str], None] | None = None,
+          quiet: bool = False) -> list[dict]:
     """One row per game: {"game", "ours": {solver: row or {"stopped": why}},
     "openspiel": row, {"stopped": why} or None}."""
     from gdl.solve_cli import solve_game
@@ -158,7 +166,7 @@ def bench(games: Sequence[str], solvers: Sequence[str], budget: Budget,
         path = game_path(game)
         row: dict = {"game": path.stem, "ours": {}, "openspiel": None}
         for solver in solvers:
-            result, why = run_in_child(ours, (path, solver, budget), wait)
+            result, why = run_in_child(ours, (path, solver, budget, quiet), wait)
             row["ours"][solver] = result or {"stopped": why}
             if progress:
                 progress(f"  {path.stem} {solver}: " + (why or _brief(result)))
@@ -239,7 +247,8 @@ def main(argv: Sequence[str]) -> int:
                     memory_mb=args.memory_mb)
     start = time.perf_counter()
     rows = bench(games, solvers, budget, peer_limit,
-                 progress=None if args.json else lambda line: print(line, flush=True))
+                 progress=None if args.json else lambda line: print(line, flush=True),
+                 quiet=args.quiet)
     if args.json:
         print(json.dumps({"rows": rows, "seconds": time.perf_counter() - start}))
     else:
@@ -276,4 +285,6 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--memory-mb", type=float, default=8192.0)
     parser.add_argument("--no-peer", action="store_true", help="skip OpenSpiel")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no expansion / solver progress lines on stderr")
     return parser
