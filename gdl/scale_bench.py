@@ -1,7 +1,7 @@
 """``ggp bench solve``: our GDL solve path beside OpenSpiel's value iteration.
 
     ggp bench solve [GAME ...] [--solvers baseline,ih] [--max-states N]
-                    [--time-limit S] [--peer-time-limit S] [--memory-mb M]
+                    [--time-limit S] [--peer-cpu-limit S] [--memory-mb M]
                     [--no-peer] [--json] [--quiet]
 
 A GAME is a benchmark name of ``games/gdl`` (``goofspiel_5``, ``goofspiel_ties_4``,
@@ -15,7 +15,8 @@ path to any ``.kif`` file. For each game, in one run:
    each phase, the values and the certificate, and the child's CPU time.
 2. The peer, when the name maps to an OpenSpiel game (``goofspiel_N``: num_cards=N,
    points_order=descending, returns_type=win_loss, imp_info=false; ``oshi_zumo_cC_sS_hH_mM``:
-   coins, size, horizon, min_bid), in a child process ended at ``--peer-time-limit``:
+   coins, size, horizon, min_bid), in a child process stopped at ``--peer-cpu-limit``
+   CPU seconds (and ended at ``PEER_WALL_FACTOR`` times that in wall time):
    ``open_spiel.python.algorithms.value_iteration`` (threshold 1e-6), its number of
    states, its CPU time, the root value mapped from [-1, 1] to our goals (50 + 50 v).
    Without OpenSpiel (the ``peers`` extra: open-spiel, cvxpy, ecos) the column says so.
@@ -29,8 +30,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import multiprocessing
 import re
+import resource
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -46,6 +50,7 @@ DEFAULT_GAMES = ("goofspiel_4", "goofspiel_5", "goofspiel_6",
 GRACE_SECONDS = 10.0    # past the limit before a child that does not stop is ended
 AGREE = 1e-4            # largest difference of values (0..100) that counts as agreement
 PEER_THRESHOLD = 1e-6   # value iteration's stopping error (OpenSpiel's scale, [-1, 1])
+PEER_WALL_FACTOR = 20   # a peer is ended past this many times its CPU limit in wall time (a shared machine)
 PEER_NOTE = "OpenSpiel is not installed (pip install '.[peers]': open-spiel, cvxpy, ecos)"
 
 
@@ -95,12 +100,22 @@ def ours(path: Path, solver: str, budget: Budget, quiet: bool = False) -> dict:
     return row
 
 
-def peer(spec: str) -> dict:
-    """Value iteration without the per-state table (too big to send back)."""
-    try:
-        row = openspiel_value_iteration(spec)
+def peer(spec: str, cpu_limit: float) -> dict:
+    """Value iteration within ``cpu_limit`` CPU seconds (a child process: the limit is
+    its own), without the per-state table (too big to send back)."""
+    def stop(signum: int, frame: object) -> None:
+        raise GameError(f"stopped at the CPU limit of {cpu_limit:g} s (raise --peer-cpu-limit)")
+
+    try:  # imported before the clock starts
+        import cvxpy  # noqa: F401  (value iteration's LPs need it)
+        from open_spiel.python.algorithms import value_iteration  # noqa: F401
     except ImportError as exc:
         raise GameError(f"{PEER_NOTE}: {exc}") from None
+    signal.signal(signal.SIGXCPU, stop)
+    used = time.process_time()
+    resource.setrlimit(resource.RLIMIT_CPU, (math.ceil(used + cpu_limit),
+                                             math.ceil(used + cpu_limit) + 30))
+    row = openspiel_value_iteration(spec)
     del row["values"]
     return row
 
@@ -152,7 +167,7 @@ def game_path(game: str) -> Path:
 
 
 def bench(games: Sequence[str], solvers: Sequence[str], budget: Budget,
-          peer_time_limit: float | None, progress: Callable[[str], None] | None = None,
+          peer_cpu_limit: float | None, progress: Callable[[str], None] | None = None,
           quiet: bool = False) -> list[dict]:
     """One row per game: {"game", "ours": {solver: row or {"stopped": why}},
     "openspiel": row, {"stopped": why} or None}."""
@@ -171,8 +186,9 @@ def bench(games: Sequence[str], solvers: Sequence[str], budget: Budget,
             if progress:
                 progress(f"  {path.stem} {solver}: " + (why or _brief(result)))
         spec = openspiel_spec(path.stem)
-        if spec is not None and peer_time_limit is not None:
-            result, why = run_in_child(peer, (spec,), peer_time_limit)
+        if spec is not None and peer_cpu_limit is not None:
+            result, why = run_in_child(peer, (spec, peer_cpu_limit),
+                                       PEER_WALL_FACTOR * peer_cpu_limit + GRACE_SECONDS)
             row["openspiel"] = result or {"stopped": why}
             if progress:
                 progress(f"  {path.stem} OpenSpiel: " + (why or _brief(result)))
@@ -234,12 +250,12 @@ def main(argv: Sequence[str]) -> int:
     unknown = [s for s in solvers if s not in SOLVERS]
     if unknown:
         raise GameError(f"--solvers: unknown solver {unknown[0]!r} (known: {', '.join(SOLVERS)})")
-    if args.time_limit <= 0 or (args.peer_time_limit is not None and args.peer_time_limit <= 0):
-        raise GameError("--time-limit and --peer-time-limit must be positive")
+    if args.time_limit <= 0 or args.peer_cpu_limit <= 0:
+        raise GameError("--time-limit and --peer-cpu-limit must be positive")
     games = args.games or list(DEFAULT_GAMES)
     for game in games:
         game_path(game)  # every name checked before the first long run
-    peer_limit = None if args.no_peer else (args.peer_time_limit or args.time_limit)
+    peer_limit = None if args.no_peer else args.peer_cpu_limit
     if peer_limit is not None and not _openspiel_installed():
         peer_limit = None
         print(f"note: {PEER_NOTE}; only our column is measured")
@@ -280,8 +296,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--time-limit", type=float, default=300.0,
                         help="seconds for each of our solves, load to certificate "
                         "(default %(default)s)")
-    parser.add_argument("--peer-time-limit", type=float,
-                        help="seconds for OpenSpiel on each game (default: --time-limit)")
+    parser.add_argument("--peer-cpu-limit", type=float, default=300.0,
+                        help="CPU seconds for OpenSpiel on each game (default %(default)s; "
+                        "CPU, not wall: on a shared machine its wall time is several times "
+                        "longer)")
     parser.add_argument("--memory-mb", type=float, default=8192.0)
     parser.add_argument("--no-peer", action="store_true", help="skip OpenSpiel")
     parser.add_argument("--json", action="store_true")

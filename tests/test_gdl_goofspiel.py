@@ -262,7 +262,7 @@ def test_bench_refuses_an_unknown_game() -> None:
 
 @needs_openspiel
 def test_bench_compares_with_openspiel(capsys) -> None:
-    assert bench_main(["oshi_zumo_c4_s1_h8_m1", "--solvers", "ih"]) == 0
+    assert bench_main(["oshi_zumo_c4_s1_h8_m1", "--solvers", "ih", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "| oshi_zumo_c4_s1_h8_m1 | ih | 29 |" in out
     assert out.rstrip().splitlines()[-2].endswith("| yes |")
