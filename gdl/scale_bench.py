@@ -104,7 +104,7 @@ def peer(spec: str, cpu_limit: float) -> dict:
     """Value iteration within ``cpu_limit`` CPU seconds (a child process: the limit is
     its own), without the per-state table (too big to send back)."""
     def stop(signum: int, frame: object) -> None:
-        raise GameError(f"stopped at the CPU limit of {cpu_limit:g} s (raise --peer-cpu-limit)")
+        raise GameError(f"the CPU limit of {cpu_limit:g} s was reached (raise --peer-cpu-limit)")
 
     try:  # imported before the clock starts
         import cvxpy  # noqa: F401  (value iteration's LPs need it)
