@@ -160,9 +160,10 @@ def game_path(game: str) -> Path:
     """A benchmark name of games/gdl or a path to a .kif file."""
     path = Path(game) if game.endswith(".kif") else GAMES / f"{game}.kif"
     if not path.is_file():
-        names = ", ".join(f"goofspiel_{n}" for n in GOOFSPIEL_SIZES)
-        raise GameError(f"{game}: no such game file (a path to a .kif, or a name in "
-                        f"games/gdl such as {names}, goofspiel_ties_N, oshi_zumo_...)")
+        sizes = f"{GOOFSPIEL_SIZES[0]}..{GOOFSPIEL_SIZES[-1]}"
+        raise GameError(f"{game}: no such game file (a path to a .kif, or a name in games/gdl: "
+                        f"goofspiel_N or goofspiel_ties_N for N = {sizes}, "
+                        "oshi_zumo_cC_sS_hH_mM)")
     return path
 
 
