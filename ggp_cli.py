@@ -52,6 +52,8 @@ BENCHES: dict[str, tuple[str, str]] = {
               "level-batched matrix games on the compact DAG against the per-node path"),
     "doab": ("gdl.doab_bench:main",
              "baseline, BIαβ and DOαβ on the same games: nodes evaluated and CPU time"),
+    "solve": ("gdl.scale_bench:main",
+              "Goofspiel and Oshi-Zumo solved beside OpenSpiel's value iteration"),
 }
 
 SIMULTANEOUS_SOLVERS = {"baseline", "ih", "doab", "biab"}
