@@ -7,6 +7,8 @@ same children of every joint move, same terminal goals).
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from conftest import GAMES, shared_path
@@ -67,8 +69,15 @@ def test_corpus_game_same_graph_as_per_state(name: str) -> None:
     compare(machine)
 
 
+def _small_bundled_games() -> list:
+    """games/gdl but Goofspiel from N = 7 (30,804 to 4 million states: too big for the
+    per-state side of the comparison; its smaller sizes have the same rules)."""
+    big = re.compile(r"goofspiel(_ties)?_([7-9]|\d\d)$")
+    return [p for p in sorted((GAMES / "gdl").glob("*.kif")) if not big.match(p.stem)]
+
+
 @pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.slow) if p.stem in SLOW
-                                  else p for p in sorted((GAMES / "gdl").glob("*.kif"))],
+                                  else p for p in _small_bundled_games()],
                          ids=lambda p: p.stem)
 def test_bundled_game_same_graph_as_per_state(path) -> None:
     result = compare(load_machine(path, engine="compiled"))
