@@ -75,13 +75,13 @@ def level_order(dag: StateDag, height: np.ndarray | None = None) -> tuple[np.nda
     return order, bounds
 
 
-def chunks(dag: StateDag, states: np.ndarray):
-    """Consecutive runs of ``states`` holding at most ``CHUNK_ENTRIES`` entries (>= 1 state)."""
+def chunks(dag: StateDag, states: np.ndarray, limit: int = CHUNK_ENTRIES):
+    """Consecutive runs of ``states`` holding at most ``limit`` entries (>= 1 state)."""
     total = np.cumsum(dag.entry_start[states + 1] - dag.entry_start[states])
     start = 0
     while start < len(states):
         base = total[start - 1] if start else 0
-        stop = max(start + 1, int(np.searchsorted(total, base + CHUNK_ENTRIES, side="right")))
+        stop = max(start + 1, int(np.searchsorted(total, base + limit, side="right")))
         yield states[start:stop]
         start = stop
 

@@ -63,6 +63,9 @@ Progress = Callable[[int, int], None]
 #: bytes per state the solve holds besides the DAG (module docstring), with room for
 #: the mixed states' side table
 IH_BYTES_PER_STATE = 80
+#: entries per chunk of a level while computing intervals and pivots (about 60 bytes
+#: an entry: the entries' and joint moves' intervals and the pivots' inputs)
+INTERVAL_CHUNK_ENTRIES = 1 << 19
 #: states per GETPIVOT batch (its in/out counts take about 50 bytes per entry and action)
 PIVOT_BATCH = 4096
 
@@ -70,7 +73,7 @@ PIVOT_BATCH = 4096
 def estimate_bytes(dag: StateDag) -> int:
     """What a solve of ``dag`` holds at its peak, roughly (the DAG included)."""
     return (dag.nbytes() + IH_BYTES_PER_STATE * dag.num_states
-            + 80 * min(CHUNK_ENTRIES, dag.num_entries))
+            + 60 * min(CHUNK_ENTRIES, dag.num_entries))
 
 
 def cell_intervals(dag: StateDag, states: np.ndarray, lo: np.ndarray, hi: np.ndarray
@@ -103,7 +106,7 @@ def intervals_and_pivots(dag: StateDag, height: np.ndarray) -> tuple[np.ndarray,
     lo[terminal] = hi[terminal] = dag.payoff[terminal]
     pivot = np.full(dag.num_states, -1, dtype=np.int32)
     for h in range(1, len(bounds) - 1):
-        for part in chunks(dag, order[bounds[h]:bounds[h + 1]]):
+        for part in chunks(dag, order[bounds[h]:bounds[h + 1]], INTERVAL_CHUNK_ENTRIES):
             c_lo, c_hi, cell_start = cell_intervals(dag, part, lo, hi)
             lo[part] = np.minimum.reduceat(c_lo, cell_start, axis=0)
             hi[part] = np.maximum.reduceat(c_hi, cell_start, axis=0)
