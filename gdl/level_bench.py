@@ -149,10 +149,10 @@ def peak_bytes(call: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
-def ih_today(dag: StateDag) -> DagSolution:
+def ih_today(dag: StateDag, selection: str = "first") -> DagSolution:
     """Today's interval heuristic on a DAG: through the per-entry model and back."""
     game, state_node = dag_to_game(dag)
-    return from_game_solution(dag, interval_heuristic.solve(game), state_node)
+    return from_game_solution(dag, interval_heuristic.solve(game, selection), state_node)
 
 
 def compare_ih(name: str, dag: StateDag, say: Callable[[str], None], memory: bool = False) -> dict:

@@ -10,33 +10,29 @@ expansion (``../shared``'s corpus skipped cleanly when absent).
 
 from __future__ import annotations
 
-import tracemalloc
 from functools import cache
 
 import numpy as np
 import pytest
-from conftest import GAMES, shared_path
+from conftest import GAMES
+from test_simultaneous_dag import corpus
 from test_simultaneous_solvers import bos_with_book, figure_4_7, figure_4_12
 
 from gdl.batch_expand import expand_dag
+from gdl.level_bench import ih_today, peak_bytes
 from gdl.machine import load_machine
 from solvers.errors import LimitReached
 from solvers.matrix.selection import SELECTIONS
-from solvers.simultaneous import dag_certificate, dag_ih, interval_heuristic
+from solvers.simultaneous import dag_certificate, dag_ih
 from solvers.simultaneous.dag import StateDag
-from solvers.simultaneous.dag_convert import dag_to_game, from_game_solution, game_to_dag
+from solvers.simultaneous.dag_convert import game_to_dag
 from solvers.simultaneous.dag_solve import solve_dag
 from solvers.simultaneous.random_games import full_game, random_dag, variable_game
 
 
-def today(dag: StateDag, selection: str = "first"):
-    game, state_node = dag_to_game(dag)
-    return from_game_solution(dag, interval_heuristic.solve(game, selection), state_node)
-
-
 def same_as_today(dag: StateDag, selection: str = "first"):
     """Assert parity with today's IH and the certificate; return (today's, native)."""
-    old = today(dag, selection)
+    old = ih_today(dag, selection)
     new = solve_dag(dag, "ih", selection)
     assert np.array_equal(new.solved, old.solved)
     solved = old.solved
@@ -101,19 +97,10 @@ def test_time_limit_gives_a_partial_solution() -> None:
         solve_dag(dag, "ih", memory_mb=0.01)
 
 
-def peak_bytes(call) -> int:
-    tracemalloc.start()
-    try:
-        call()
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_memory_per_state_is_the_dags_not_the_conversions() -> None:
     dag = random_dag(4, 10, 3000, 0, zero_sum=True)      # 33,001 states, 169,000 entries
     new = peak_bytes(lambda: dag_ih.solve(dag))
-    old = peak_bytes(lambda: today(dag))
+    old = peak_bytes(lambda: ih_today(dag))
     per_state = new / dag.num_states
     # intervals 32, heights 4, pivot 4, values 16, pure 4, method 1, solved 1, scratch 1,
     # the level order while computing intervals, and one chunk's entry arrays
@@ -125,10 +112,6 @@ def test_memory_per_state_is_the_dags_not_the_conversions() -> None:
 @cache
 def expanded_dag(path: str) -> StateDag:
     return expand_dag(load_machine(path)).dag
-
-
-def corpus(name: str) -> str:
-    return str(shared_path("gdl-corpus", "repository", f"{name}.kif"))
 
 
 @pytest.mark.parametrize("name", ["roshambo2", "ticTicToe", "gt_chicken", "gt_prisoner", "gt_tinfoil"])
