@@ -159,7 +159,7 @@ class _DagIntervalHeuristic:
 
     def is_child(self, s: int, cell: int) -> bool:
         """Whether the converted game has a child node there (not a terminal entry)."""
-        return self.dag.nk[s] > 1 or not self.dag.terminal[self.cell_kids(s, cell)[0]]
+        return self.dag.nk[s] > 1 or self.dag.n0[self.cell_kids(s, cell)[0]] > 0
 
     # -- GETPBS / TESTPIVOT ------------------------------------------------------------
     def get_pbs(self, s: int) -> None:
