@@ -95,6 +95,9 @@ def test_time_limit_gives_a_partial_solution() -> None:
     assert partial.solver == "ih" and not partial.solved[dag.root]
     with pytest.raises(LimitReached, match="over the budget"):
         solve_dag(dag, "ih", memory_mb=0.01)
+    seen: list[tuple[int, int]] = []
+    solution = solve_dag(dag, "ih", progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (int((solution.solved & ~dag.terminal).sum()), int((~dag.terminal).sum()))
 
 
 def test_memory_per_state_is_the_dags_not_the_conversions() -> None:
