@@ -24,6 +24,12 @@ machine inflate them less than wall-clock time):
    certificate times, bytes per state of the DAG and of the solution, and the peak
    the solve allocated (``tracemalloc``, in a second, untimed solve) per state; the
    issue's goal is about 100 bytes per state.
+5. The interval heuristic on each game's DAG and on the scale DAG: today's path
+   (``dag_to_game``, ``interval_heuristic.solve``, mapped back) against the native one
+   (``solve_dag(dag, "ih")``): CPU seconds, the largest value difference, whether the
+   same states are solved with the same pure actions, the native one's certificate,
+   and on the scale DAG both paths' peak allocation per state (``tracemalloc``, in
+   second, untimed solves).
 
 ``--quick`` keeps simultaneous tic-tac-toe and one random DAG, and a small scale run.
 """
@@ -44,10 +50,11 @@ from gdl.machine import load_machine
 from solvers.matrix import solve_batch
 from solvers.matrix.equilibrium import PURE
 from solvers.matrix.level_batch import solve_level_groups
-from solvers.simultaneous import baseline, certificate, dag_certificate
+from solvers.simultaneous import baseline, certificate, dag_certificate, interval_heuristic
 from solvers.simultaneous.baseline import SolverState
 from solvers.simultaneous.dag import StateDag
-from solvers.simultaneous.dag_convert import dag_to_game, game_to_dag
+from solvers.simultaneous.dag_convert import dag_to_game, from_game_solution, game_to_dag
+from solvers.simultaneous.dag_solution import DagSolution
 from solvers.simultaneous.dag_solve import solve_dag
 from solvers.simultaneous.model import CHANCE, SimultaneousGame
 from solvers.simultaneous.random_games import full_game, random_dag
@@ -132,14 +139,50 @@ def games(corpus: Path, quick: bool):
     yield "random_dag 4x4 gs nature", game, game_to_dag(game)
 
 
+def peak_bytes(call: Callable[[], object]) -> int:
+    """The peak ``call`` allocates (traced: a second, untimed run, as tracing is slow)."""
+    tracemalloc.start()
+    try:
+        call()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def ih_today(dag: StateDag, selection: str = "first") -> DagSolution:
+    """Today's interval heuristic on a DAG: through the per-entry model and back."""
+    game, state_node = dag_to_game(dag)
+    return from_game_solution(dag, interval_heuristic.solve(game, selection), state_node)
+
+
+def compare_ih(name: str, dag: StateDag, say: Callable[[str], None], memory: bool = False) -> dict:
+    """Step 5 for one DAG."""
+    old, old_s = cpu(lambda: ih_today(dag))
+    new, new_s = cpu(lambda: solve_dag(dag, "ih"))
+    gap = float(np.abs(new.values[old.solved] - old.values[old.solved]).max())
+    same = bool(np.array_equal(new.solved, old.solved) and np.array_equal(new.pure, old.pure))
+    cert = dag_certificate.check(dag, new)
+    s = dag.num_states
+    row = {"game": name, "states": s, "old_s": old_s, "new_s": new_s, "value_gap": gap,
+           "same_states_and_pure_actions": same, "ok": cert["ok"], "max_gain": cert["max_gain"],
+           "solved": int(np.count_nonzero(new.solved & ~dag.terminal))}
+    memory_text = ""
+    if memory:
+        row["old_peak_bytes_per_state"] = peak_bytes(lambda: ih_today(dag)) / s
+        row["new_peak_bytes_per_state"] = peak_bytes(lambda: solve_dag(dag, "ih")) / s
+        memory_text = (f"; peak bytes per state {row['old_peak_bytes_per_state']:.0f} -> "
+                       f"{row['new_peak_bytes_per_state']:.0f}")
+    say(f"IH {name:<26} {s:>9} {row['solved']:>8} {old_s:>8.2f} {new_s:>8.2f} "
+        f"{old_s / max(new_s, 1e-9):>6.1f}x {gap:>8.1e} {'same' if same else 'DIFFERENT'} "
+        f"{'ok' if cert['ok'] else 'FAILED'} {cert['max_gain']:.1e}{memory_text}")
+    return row
+
+
 def scale(width: int, actions: int, say: Callable[[str], None]) -> dict:
-    """Step 4: the new path alone on a large random DAG."""
+    """Step 4 (and step 5's scale row): the new path on a large random DAG."""
     dag = random_dag(actions, 10, width, 0, zero_sum=True)
     solution, seconds = cpu(lambda: solve_dag(dag))
-    tracemalloc.start()            # a second solve: tracing slows numpy's allocations
-    solve_dag(dag)
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
+    peak = peak_bytes(lambda: solve_dag(dag))
     cert, cert_s = cpu(lambda: dag_certificate.check(dag, solution))
     s = dag.num_states
     row = {"states": s, "entries": dag.num_entries, "solve_s": seconds, "states_per_s": s / seconds,
@@ -153,6 +196,7 @@ def scale(width: int, actions: int, say: Callable[[str], None]) -> dict:
     say(f"  bytes per state: DAG {row['dag_bytes_per_state']:.1f} + solution "
         f"{row['solution_bytes_per_state']:.1f} = {row['dag_bytes_per_state'] + row['solution_bytes_per_state']:.1f}; "
         f"the solve's peak allocation (solution, heights, order, chunks) {row['peak_solve_bytes_per_state']:.1f}")
+    row["ih"] = compare_ih("scale random DAG", dag, say, memory=True)
     return row
 
 
@@ -178,9 +222,14 @@ def main(argv: list[str]) -> int:
     say(f"{'game':<26} {'nodes':>8} {'old s':>8} {'new s':>8} {'ratio':>7} {'mixed':>7} "
         f"{'old ms':>8} {'new ms':>8} {'ratio':>7} {'gap':>8} certificates")
     width = args.scale_width if args.scale_width is not None else (2_000 if args.quick else 100_000)
-    rows = [compare(name, game, dag, say) for name, game, dag in games(args.corpus, args.quick)]
+    cases = list(games(args.corpus, args.quick))
+    rows = [compare(name, game, dag, say) for name, game, dag in cases]
+    say(f"\n{'IH':<3}{'game':<26} {'states':>9} {'solved':>8} {'old s':>8} {'new s':>8} {'ratio':>7} "
+        f"{'gap':>8} states/pure certificate")
+    ih_rows = [compare_ih(name, dag, say) for name, _, dag in cases]
     big = scale(width, args.scale_actions, say) if width > 0 else None
     failed = [r["game"] for r in rows if not (r["old_ok"] and r["new_ok"])]
+    failed += [f"IH {r['game']}" for r in ih_rows + ([big["ih"]] if big else []) if not r["ok"]]
     if big is not None and not big["ok"]:
         failed.append("scale")
     ratios = [r["mixed_ratio"] for r in rows if r["mixed_ratio"] is not None]
@@ -189,5 +238,5 @@ def main(argv: list[str]) -> int:
             f"(goal 10x; general-sum games keep today's per-node path)")
     say(f"certificates: {'all ok' if not failed else 'FAILED: ' + ', '.join(failed)}")
     if args.json:
-        Path(args.json).write_text(json.dumps({"games": rows, "scale": big}, default=str))
+        Path(args.json).write_text(json.dumps({"games": rows, "ih": ih_rows, "scale": big}, default=str))
     return 0 if not failed else 1

@@ -64,9 +64,9 @@ def check_memory(dag: StateDag, memory_mb: float | None) -> None:
                            f"{estimate_bytes(dag) / 2**20:.0f} MB, over the budget of {memory_mb:.0f} MB")
 
 
-def level_order(dag: StateDag) -> tuple[np.ndarray, np.ndarray]:
-    """(states sorted by height, offsets of each height in it)."""
-    height = heights(dag)
+def level_order(dag: StateDag, height: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(states sorted by height, offsets of each height in it); ``height`` if known."""
+    height = heights(dag) if height is None else height
     order = np.argsort(height, kind="stable")
     if dag.num_states < 2**31:    # held through the solve: 4 bytes a state, not 8
         order = order.astype(np.int32)
@@ -75,13 +75,13 @@ def level_order(dag: StateDag) -> tuple[np.ndarray, np.ndarray]:
     return order, bounds
 
 
-def chunks(dag: StateDag, states: np.ndarray):
-    """Consecutive runs of ``states`` holding at most ``CHUNK_ENTRIES`` entries (>= 1 state)."""
+def chunks(dag: StateDag, states: np.ndarray, limit: int = CHUNK_ENTRIES):
+    """Consecutive runs of ``states`` holding at most ``limit`` entries (>= 1 state)."""
     total = np.cumsum(dag.entry_start[states + 1] - dag.entry_start[states])
     start = 0
     while start < len(states):
         base = total[start - 1] if start else 0
-        stop = max(start + 1, int(np.searchsorted(total, base + CHUNK_ENTRIES, side="right")))
+        stop = max(start + 1, int(np.searchsorted(total, base + limit, side="right")))
         yield states[start:stop]
         start = stop
 
@@ -123,15 +123,16 @@ class LevelSolver:
         self.store = StrategyStore(dag)
         self.stats: dict[str, int] = {}
 
-    def solve_states(self, states: np.ndarray) -> None:
-        """Solve ``states``, whose children are all solved (GETEQUILIBRIUM per state)."""
+    def solve_states(self, states: np.ndarray, selection: str | None = None) -> None:
+        """Solve ``states``, whose children are all solved (GETEQUILIBRIUM per state), by
+        ``selection`` (the solve's rule if ``None``)."""
         cell_values, cell_start = joint_move_values(self.dag, states, self.values)
         groups, stacks = [], []
         for pos, (m, n) in shape_groups(self.dag, states):
             u = cell_values[cell_start[pos][:, None] + np.arange(m * n)]
             groups.append(states[pos])
             stacks.append((u[..., 0].reshape(-1, m, n), u[..., 1].reshape(-1, m, n)))
-        for group, sol in zip(groups, solve_level_groups(stacks, self.selection), strict=True):
+        for group, sol in zip(groups, solve_level_groups(stacks, selection or self.selection), strict=True):
             self.values[group] = sol.values
             self.store.add(group, sol.x, sol.y, sol.method)
         self.solved[states] = True

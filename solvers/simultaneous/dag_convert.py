@@ -1,7 +1,7 @@
 """Conversions between :class:`~.model.SimultaneousGame` and :class:`~.dag.StateDag`.
 
-So that every game the old path solves can be solved by the compact one and compared,
-and small DAGs can reuse the old path (the interval heuristic):
+So that every game the old path solves can be solved by the compact one and compared
+(tests and ``ggp bench level`` run today's solvers on a DAG's converted game):
 
 * :func:`game_to_dag`: node ``h`` becomes state ``h`` (decision: ``n0 x n1``, ``nk =
   1``; chance with ``k`` outcomes: a ``1 x 1`` state with ``nk = k``, so a chance node

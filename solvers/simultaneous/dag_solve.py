@@ -5,7 +5,8 @@ time_limit=None, memory_mb=None) -> DagSolution``:
 
 * ``baseline``: backward induction level by level with batched matrix games
   (:mod:`.dag_baseline`);
-* ``ih``: the interval heuristic through the per-entry model (:mod:`.dag_ih`).
+* ``ih``: the interval heuristic natively on the DAG, its matrix games and witness
+  subgames by the baseline's level batches (:mod:`.dag_ih`).
 
 The DAG is validated first (:meth:`.dag.StateDag.validate`; a cycle is found by the
 heights). Check the result with :func:`.dag_certificate.check`.
