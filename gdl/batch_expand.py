@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gdl import batch_kernels
 from gdl.batch_machine import BatchMachine, StateBatch, pack_ints, unpack_int
 from gdl.compile import CompiledMachine
 from gdl.expand import (
@@ -297,29 +298,36 @@ class BatchedExpansion:
         self.legal_set.extend(sets)
         sizes = counts.prod(axis=1)
         cumulative = np.cumsum(sizes)
+        # every slot's legal moves in one array: slot k's at state i from start[k, i]
+        shift = np.cumsum([0] + [len(f) for f in flat[:-1]])
+        moves = np.concatenate(flat)
+        start = np.stack(offsets) + shift[:, None]
         low = 0
         limit = bm.transition_chunk
         while low < n:
             before = cumulative[low - 1] if low else 0
             high = max(low + 1, int(np.searchsorted(cumulative, before + limit, side="right")))
-            self._transitions(batch, counts, sizes, flat, offsets, low, min(high, n))
+            self._transitions(batch, counts, sizes, moves, start, low, min(high, n))
             low = high
         self._check_budget()
 
     def _transitions(self, batch: StateBatch, counts: np.ndarray, sizes: np.ndarray,
-                     flat: list[np.ndarray], offsets: list[np.ndarray], low: int,
-                     high: int) -> None:
-        """Step 3-4 for the joint moves of chunk rows ``low:high``."""
+                     legal: np.ndarray, start: np.ndarray, low: int, high: int) -> None:
+        """Step 3-4 for the joint moves of chunk rows ``low:high`` (slot k's legal
+        moves at row i are ``legal[start[k, i]:]``)."""
         part = sizes[low:high]
         total = int(part.sum())
         if not total:
             return
-        parent = np.repeat(np.arange(low, high), part)
-        starts = np.cumsum(part) - part
-        local = np.arange(total) - np.repeat(starts, part)
-        n1, nk = counts[parent, 1], counts[parent, 2]
-        index = [local // (n1 * nk), local // nk % n1, local % nk]
-        moves = [flat[k][offsets[k][parent] + index[k]] for k in range(len(self.slots))]
+        if batch_kernels.ENABLED:
+            parent, moves = batch_kernels.joint_moves(counts, low, high, total, legal, start)
+        else:
+            parent = np.repeat(np.arange(low, high), part)
+            starts = np.cumsum(part) - part
+            local = np.arange(total) - np.repeat(starts, part)
+            n1, nk = counts[parent, 1], counts[parent, 2]
+            index = [local // (n1 * nk), local // nk % n1, local % nk]
+            moves = [legal[start[k][parent] + index[k]] for k in range(len(self.slots))]
         children = self.bm.next_states(batch, parent, moves)
         numbers, new = self.states.add(children)
         self.transitions += total

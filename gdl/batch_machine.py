@@ -51,6 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gdl import batch_kernels
 from gdl.compile import CompiledMachine
 from gdl.ground import Budget, Value, sccs
 from solvers.errors import GameRuntimeError
@@ -120,6 +121,7 @@ class Network:
                 self.row[a] = len(self.row) + 2
         self.n_rows = len(self.row) + 2
         self.layers = [self._layer(rules, atoms, rec) for _, rec, atoms in order]
+        self._flat = _flatten(self.layers)
 
     def _layer(self, rules: Mapping[int, Bodies], atoms: list[int], recursive: bool) -> _Layer:
         rows: list[int] = []
@@ -148,6 +150,9 @@ class Network:
         rows = np.zeros((self.n_rows, words), dtype=np.uint64)
         rows[TRUE_ROW] = ALL_ONES
         rows[2:2 + len(self.leaves)] = leaf_rows
+        if batch_kernels.ENABLED:
+            batch_kernels.evaluate_network(rows, *self._flat)
+            return rows
         for layer in self.layers:
             if not layer.recursive:
                 rows[layer.head_rows] = _apply(layer, rows)
@@ -158,6 +163,24 @@ class Network:
                     break
                 rows[layer.head_rows] = heads
         return rows
+
+
+def _flatten(layers: list[_Layer]) -> tuple[np.ndarray, ...]:
+    """The layers as the flat arrays of :func:`gdl.batch_kernels.evaluate_network`."""
+    literals = np.cumsum([0] + [len(x.literal_rows) for x in layers])
+    bodies = np.cumsum([0] + [len(x.body_start) for x in layers])
+    heads = np.cumsum([0] + [len(x.head_rows) for x in layers])
+
+    def joined(parts: list[np.ndarray], dtype: type = np.int64) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype=dtype)
+
+    return (joined([x.literal_rows for x in layers]), joined([x.negate for x in layers], np.uint64),
+            np.append(joined([x.body_start + o for x, o in zip(layers, literals, strict=False)]),
+                      literals[-1]),
+            np.append(joined([x.head_start + o for x, o in zip(layers, bodies, strict=False)]),
+                      bodies[-1]),
+            joined([x.head_rows for x in layers]), heads.astype(np.int64),
+            np.array([x.recursive for x in layers], dtype=np.bool_))
 
 
 def _apply(layer: _Layer, rows: np.ndarray) -> np.ndarray:
@@ -176,7 +199,14 @@ _SWAP_MASKS = tuple((np.uint64(k), np.uint64(sum(1 << b for b in range(64) if no
 
 def transpose_bits(matrix: np.ndarray) -> np.ndarray:
     """The transpose of a bit matrix: [R, C / 64] uint64 rows (R a multiple of 64)
-    -> [C, R / 64]. Each block of 64 x 64 bits (64 words) is transposed in place
+    -> [C, R / 64] (compiled when :data:`gdl.batch_kernels.ENABLED`)."""
+    if batch_kernels.ENABLED:
+        return batch_kernels.transpose_bits(np.ascontiguousarray(matrix))
+    return _transpose_numpy(matrix)
+
+
+def _transpose_numpy(matrix: np.ndarray) -> np.ndarray:
+    """Each block of 64 x 64 bits (64 words) is transposed in place
     by six delta swaps (words ``i`` and ``i + k`` exchange the bits ``j + k`` /
     ``j`` their halves disagree on, for k = 32 ... 1), vectorised over all blocks;
     several times faster than unpacking to bools and transposing those."""

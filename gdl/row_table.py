@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from gdl import batch_kernels
+
 MAX_LOAD = 0.6
 GROWTH = 1.5
 _MULT = np.uint64(0x9E3779B97F4A7C15)
@@ -33,6 +35,8 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 
 def hash_rows(rows: np.ndarray) -> np.ndarray:
     """[n] uint64 hashes of [n, w] uint64 rows (step 1)."""
+    if batch_kernels.ENABLED:
+        return batch_kernels.hash_rows(np.ascontiguousarray(rows))
     h = np.full(len(rows), 0x243F6A8885A308D3, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for k in range(rows.shape[1]):
@@ -107,6 +111,8 @@ class RowTable:
         if not len(rows):
             return np.empty(0, dtype=np.int64), 0
         hashes = hash_rows(rows)
+        if batch_kernels.ENABLED:
+            return self._add_compiled(np.ascontiguousarray(rows), hashes)
         first, inverse = unique_rows(rows, hashes)
         distinct, distinct_hashes = rows[first], hashes[first]
         found = self._find(distinct, distinct_hashes)
@@ -120,6 +126,16 @@ class RowTable:
             else:
                 self._insert(numbers, distinct_hashes[new])
         return found[inverse], len(new)
+
+    def _add_compiled(self, rows: np.ndarray, hashes: np.ndarray) -> tuple[np.ndarray, int]:
+        """:meth:`add` in one compiled loop, room made first for every row being new."""
+        before = self.n
+        self._reserve(before + len(rows))
+        if before + len(rows) > MAX_LOAD * len(self._slots):
+            self._rebuild(before + len(rows))
+        numbers = np.empty(len(rows), dtype=np.int64)
+        self.n = batch_kernels.table_add(rows, hashes, self._rows, before, self._slots, numbers)
+        return numbers, self.n - before
 
     def _find(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         mask = len(self._slots) - 1
@@ -136,6 +152,9 @@ class RowTable:
         return found
 
     def _insert(self, numbers: np.ndarray, hashes: np.ndarray) -> None:
+        if batch_kernels.ENABLED:
+            batch_kernels.table_insert(numbers, hashes, self._slots)
+            return
         mask = len(self._slots) - 1
         slot = (hashes & np.uint64(mask)).astype(np.int64)
         while len(numbers):  # a row whose slot is taken probes on from the next one
@@ -146,16 +165,22 @@ class RowTable:
 
     def _append(self, rows: np.ndarray) -> None:
         end = self.n + len(rows)
+        self._reserve(end)
+        self._rows[self.n:end] = rows
+        self.n = end
+
+    def _reserve(self, end: int) -> None:
+        """Room for ``end`` rows."""
         if end > len(self._rows):
             grown = np.empty((max(end, int(len(self._rows) * GROWTH)), self.n_words),
                              dtype=np.uint64)
             grown[:self.n] = self._rows[:self.n]
             self._rows = grown
-        self._rows[self.n:end] = rows
-        self.n = end
 
-    def _rebuild(self) -> None:
-        self._slots = np.full(_power_of_two(self.n * GROWTH / MAX_LOAD), -1, dtype=np.int32)
+    def _rebuild(self, rows: int | None = None) -> None:
+        """New slots for ``rows`` rows (default: those held) and the held rows in them."""
+        rows = self.n if rows is None else rows
+        self._slots = np.full(_power_of_two(rows * GROWTH / MAX_LOAD), -1, dtype=np.int32)
         step = 1 << 20
         for start in range(0, self.n, step):
             stop = min(self.n, start + step)

@@ -2,7 +2,8 @@
 
 The per-state path is the reference: both must give the same state graph, state
 for state in the same numbering (same states, same legal moves in the same order,
-same children of every joint move, same terminal goals).
+same children of every joint move, same terminal goals). Every test runs twice:
+with the compiled kernels (gdl.batch_kernels) and with the numpy fallback.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from conftest import GAMES, shared_path
 from test_gdl_solve_expand import COIN, CYCLE, NIM
 
 import gdl.batch_expand
+import gdl.batch_kernels
 import gdl.batch_machine
 import gdl.expand
 import gdl.row_table
@@ -23,6 +25,15 @@ from gdl.row_table import RowTable, unique_rows
 from solvers.errors import GameError, LimitReached, UnsupportedGame
 
 UNLIMITED = Budget(max_states=None, memory_mb=None)
+
+
+@pytest.fixture(params=["numba", "numpy"], autouse=True)
+def kernels(request, monkeypatch) -> str:
+    """Run the test with the compiled kernels, then with the numpy passes."""
+    if request.param == "numba" and gdl.batch_kernels.njit is None:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(gdl.batch_kernels, "ENABLED", request.param == "numba")
+    return request.param
 
 # 2-player corpus games that expand completely in about a second state by state:
 # turn-based, simultaneous (roshambo2, ticTicToe, gt_*, chickentictactoe) and
@@ -167,3 +178,32 @@ def test_row_table_is_exact_when_every_hash_collides(monkeypatch) -> None:
     assert new_a + new_b == len(expected) == table.n
     assert np.array_equal(table.rows[np.concatenate([a, b])], np.concatenate([rows[:300], rows[200:]]))
     assert [tuple(r) for r in table.rows.tolist()] == expected
+
+
+def test_compiled_transpose_and_hash_equal_the_numpy_ones(kernels: str) -> None:
+    rng = np.random.default_rng(3)
+    matrix = rng.integers(0, 2**64, size=(192, 3), dtype=np.uint64)
+    expected = gdl.batch_machine._transpose_numpy(matrix)
+    assert np.array_equal(gdl.batch_machine.transpose_bits(matrix), expected)
+    assert np.array_equal(gdl.batch_machine.transpose_bits(expected), matrix)
+    # a hand-made bit: row 5, column 70 -> row 70, column 5
+    single = np.zeros((64, 2), dtype=np.uint64)
+    single[5, 1] = np.uint64(1 << 6)
+    moved = gdl.batch_machine.transpose_bits(single)
+    assert moved[70, 0] == np.uint64(1 << 5) and int(moved.astype(bool).sum()) == 1
+    hashes = gdl.row_table.hash_rows(matrix)
+    gdl.batch_kernels.ENABLED = kernels != "numba"
+    assert np.array_equal(gdl.row_table.hash_rows(matrix), hashes)
+
+
+def test_row_table_grows_and_keeps_numbers_under_collisions(monkeypatch) -> None:
+    # a few distinct hash values only: long probe runs, slot rebuilds while adding
+    monkeypatch.setattr(gdl.row_table, "hash_rows",
+                        lambda r: (r[:, 0] % np.uint64(3)).astype(np.uint64))
+    rng = np.random.default_rng(11)
+    rows = rng.integers(0, 3000, size=(5000, 1)).astype(np.uint64)
+    table = RowTable(1, capacity=2)
+    numbers = np.concatenate([table.add(rows[i:i + 700])[0] for i in range(0, len(rows), 700)])
+    expected = list(dict.fromkeys(rows[:, 0].tolist()))
+    assert table.rows[:, 0].tolist() == expected
+    assert np.array_equal(table.rows[numbers], rows)

@@ -1,0 +1,199 @@
+"""Compiled (numba) kernels for the batched expansion's hot loops.
+
+The batched expansion (:mod:`gdl.batch_machine`, :mod:`gdl.row_table`,
+:mod:`gdl.batch_expand`) is written in numpy passes, a few nanoseconds per item
+each, which numpy cannot fuse. These kernels do the same work in one compiled
+loop each, with the same results bit for bit:
+
+- :func:`transpose_bits`: 64 x 64 bit-block transposes, a block held in 64
+  registers-worth of words (the numpy version makes six strided passes).
+- :func:`evaluate_network`: the bit-sliced rule network, layer by layer over
+  blocks of :data:`BLOCK_WORDS` words, so a block's rows stay in the cache and a
+  body's literals are ANDed without temporaries.
+- :func:`hash_rows`, :func:`table_add`, :func:`table_insert`: the exact hash
+  table; ``table_add`` probes, compares full rows, appends and inserts one row at
+  a time, so in-batch duplicates and first-occurrence numbering come for free.
+- :func:`joint_moves`: a chunk's joint moves in the per-state order.
+
+numba is a dependency, but the numpy code stays as the fallback and the
+reference: :data:`ENABLED` is False when numba is not importable or the
+environment sets ``GGP_NUMBA=0``; callers test it at each call, so tests switch
+paths by setting it. Kernels are compiled on first use and cached on disk
+(``cache=True``), so only the first process pays the compile time.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+try:
+    from numba import njit
+except ImportError:  # the numpy passes serve instead
+    njit = None
+
+ENABLED = njit is not None and os.environ.get("GGP_NUMBA", "1") != "0"
+BLOCK_WORDS = 32          # words of a bit-sliced block (2,048 items) evaluated together
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+
+def _jit(function):  # noqa: ANN001, ANN202 - a decorator
+    return function if njit is None else njit(cache=True, nogil=True)(function)
+
+
+@_jit
+def transpose_bits(matrix: np.ndarray) -> np.ndarray:
+    """As :func:`gdl.batch_machine.transpose_bits`: [R, C / 64] -> [C, R / 64]."""
+    r, w = matrix.shape
+    blocks = r // 64
+    out = np.empty((w * 64, blocks), dtype=np.uint64)
+    x = np.empty(64, dtype=np.uint64)
+    for b in range(blocks):
+        for c in range(w):
+            for k in range(64):
+                x[k] = matrix[b * 64 + k, c]
+            j = np.uint64(32)
+            mask = np.uint64(0x00000000FFFFFFFF)
+            while j != 0:
+                k = 0
+                jj = int(j)
+                while k < 64:   # the pairs (k, k + j) with bit j of k clear
+                    t = ((x[k] >> j) ^ x[k + jj]) & mask
+                    x[k] ^= t << j
+                    x[k + jj] ^= t
+                    k = (k + jj + 1) & ~jj
+                j >>= np.uint64(1)
+                mask ^= mask << j
+            for k in range(64):
+                out[c * 64 + k, b] = x[k]
+    return out
+
+
+@_jit
+def evaluate_network(rows: np.ndarray, literal_rows: np.ndarray, negate: np.ndarray,
+                     body_start: np.ndarray, head_start: np.ndarray, head_rows: np.ndarray,
+                     layer_start: np.ndarray, recursive: np.ndarray) -> None:
+    """Fill the derived rows of ``rows`` (leaves and row 1 set, derived rows zero).
+
+    The flat form of :class:`gdl.batch_machine.Network`'s layers: layer ``l`` has
+    heads ``layer_start[l]:layer_start[l + 1]``, head ``h`` the bodies
+    ``head_start[h]:head_start[h + 1]``, body ``b`` the literals
+    ``body_start[b]:body_start[b + 1]``. A recursive layer is iterated from
+    all-false until it stops changing (its least fixpoint, as the Jacobi numpy
+    iteration finds).
+    """
+    words = rows.shape[1]
+    acc = np.empty(BLOCK_WORDS, dtype=np.uint64)
+    body = np.empty(BLOCK_WORDS, dtype=np.uint64)
+    for w0 in range(0, words, BLOCK_WORDS):
+        w1 = min(words, w0 + BLOCK_WORDS)
+        width = w1 - w0
+        for layer in range(len(layer_start) - 1):
+            rounds = 1
+            if recursive[layer]:
+                rounds = layer_start[layer + 1] - layer_start[layer] + 1
+            for _ in range(rounds):
+                changed = False
+                for h in range(layer_start[layer], layer_start[layer + 1]):
+                    acc[:width] = 0
+                    for b in range(head_start[h], head_start[h + 1]):
+                        body[:width] = _ALL
+                        for lit in range(body_start[b], body_start[b + 1]):
+                            row = literal_rows[lit]
+                            flip = negate[lit]
+                            for w in range(width):
+                                body[w] &= rows[row, w0 + w] ^ flip
+                        for w in range(width):
+                            acc[w] |= body[w]
+                    target = head_rows[h]
+                    for w in range(width):
+                        if rows[target, w0 + w] != acc[w]:
+                            changed = True
+                            rows[target, w0 + w] = acc[w]
+                if not changed:
+                    break
+
+
+@_jit
+def hash_rows(rows: np.ndarray) -> np.ndarray:
+    """As :func:`gdl.row_table.hash_rows` (the same hash, so tables mix paths)."""
+    n, w = rows.shape
+    out = np.empty(n, dtype=np.uint64)
+    for i in range(n):
+        h = np.uint64(0x243F6A8885A308D3)
+        for k in range(w):
+            h ^= rows[i, k]
+            h *= np.uint64(0x9E3779B97F4A7C15)
+            h ^= h >> np.uint64(29)
+        h ^= h >> np.uint64(30)
+        h *= np.uint64(0xBF58476D1CE4E5B9)
+        h ^= h >> np.uint64(27)
+        h *= np.uint64(0x94D049BB133111EB)
+        h ^= h >> np.uint64(31)
+        out[i] = h
+    return out
+
+
+@_jit
+def table_add(batch: np.ndarray, hashes: np.ndarray, rows: np.ndarray, n: int,
+              slots: np.ndarray, numbers: np.ndarray) -> int:
+    """Look up / add each row of ``batch`` in order; ``numbers[i]`` gets row i's
+    number. New rows are appended at ``rows[n]``, ``rows[n + 1]``, ... (the caller
+    reserved room for all of them and keeps the slots under their load limit).
+    Returns the new row count."""
+    mask = np.uint64(len(slots) - 1)
+    w = batch.shape[1]
+    for i in range(len(batch)):
+        s = hashes[i] & mask
+        while True:
+            held = slots[s]
+            if held < 0:
+                rows[n, :] = batch[i, :]
+                slots[s] = n
+                numbers[i] = n
+                n += 1
+                break
+            same = True
+            for k in range(w):
+                if rows[held, k] != batch[i, k]:
+                    same = False
+                    break
+            if same:
+                numbers[i] = held
+                break
+            s = (s + np.uint64(1)) & mask
+    return n
+
+
+@_jit
+def table_insert(numbers: np.ndarray, hashes: np.ndarray, slots: np.ndarray) -> None:
+    """Insert distinct row numbers (a rebuild)."""
+    mask = np.uint64(len(slots) - 1)
+    for i in range(len(numbers)):
+        s = hashes[i] & mask
+        while slots[s] >= 0:
+            s = (s + np.uint64(1)) & mask
+        slots[s] = numbers[i]
+
+
+@_jit
+def joint_moves(counts: np.ndarray, low: int, high: int, total: int, flat: np.ndarray,
+                offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(parent, moves[slot]) of the joint moves of chunk rows ``low:high``: state by
+    state, then player 0's move, player 1's, nature's, row-major. ``flat`` holds the
+    legal move bits of slot k at state s from ``offsets[k, s]``."""
+    slots = offsets.shape[0]
+    parent = np.empty(total, dtype=np.int64)
+    moves = np.empty((slots, total), dtype=np.int64)
+    t = 0
+    for s in range(low, high):
+        n0, n1, nk = counts[s, 0], counts[s, 1], counts[s, 2]
+        for i in range(n0 * n1 * nk):
+            parent[t] = s
+            moves[0, t] = flat[offsets[0, s] + i // (n1 * nk)]
+            moves[1, t] = flat[offsets[1, s] + i // nk % n1]
+            if slots > 2:
+                moves[2, t] = flat[offsets[2, s] + i % nk]
+            t += 1
+    return parent, moves
