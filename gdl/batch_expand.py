@@ -183,14 +183,18 @@ class _Grow:
         self.n = 0
 
     def extend(self, values: np.ndarray) -> None:
-        end = self.n + len(values)
+        self.reserve(len(values))[:] = values
+        self.n += len(values)
+
+    def reserve(self, k: int) -> np.ndarray:
+        """The next ``k`` places (a view; :attr:`n` is not moved)."""
+        end = self.n + k
         if end > len(self.data):
             grown = np.zeros((max(end, len(self.data) * 3 // 2),) + self.data.shape[1:],
                              dtype=self.data.dtype)
             grown[:self.n] = self.data[:self.n]
             self.data = grown
-        self.data[self.n:end] = values
-        self.n = end
+        return self.data[self.n:end]
 
     def trimmed(self) -> np.ndarray:
         self.data = shrink(self.data, self.n)
@@ -329,13 +333,13 @@ class BatchedExpansion:
             index = [local // (n1 * nk), local // nk % n1, local % nk]
             moves = [legal[start[k][parent] + index[k]] for k in range(len(self.slots))]
         children = self.bm.next_states(batch, parent, moves)
-        numbers, new = self.states.add(children)
+        _, new = self.states.add(children, self.entry_child.reserve(total))
         self.transitions += total
         if self.budget.max_states is not None and self.states.n > self.budget.max_states:
             raise LimitReached(f"expansion stopped: the budget of {self.budget.max_states:,} "
                                f"states was reached after {time.perf_counter() - self.start:.1f}"
                                " s (raise --max-states)")
-        self.entry_child.extend(numbers.astype(np.int32))
+        self.entry_child.n += total
         if new:
             self._check_budget()
 

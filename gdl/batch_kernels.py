@@ -42,9 +42,16 @@ def _jit(function):  # noqa: ANN001, ANN202 - a decorator
     return function if njit is None else njit(cache=True, nogil=True)(function)
 
 
+# transpose_bits' delta-swap masks: the bits b with b & k == 0, for k = 32 ... 1
+_SWAP_MASKS = np.array([sum(1 << b for b in range(64) if not b & k) for k in (32, 16, 8, 4, 2, 1)],
+                       dtype=np.uint64)
+
+
 @_jit
 def transpose_bits(matrix: np.ndarray) -> np.ndarray:
-    """As :func:`gdl.batch_machine.transpose_bits`: [R, C / 64] -> [C, R / 64]."""
+    """As :func:`gdl.batch_machine.transpose_bits`: [R, C / 64] -> [C, R / 64]; a
+    block's six delta-swap rounds run on 64 words in the cache, in loops of fixed
+    pair distance (which the compiler vectorises)."""
     r, w = matrix.shape
     blocks = r // 64
     out = np.empty((w * 64, blocks), dtype=np.uint64)
@@ -53,21 +60,32 @@ def transpose_bits(matrix: np.ndarray) -> np.ndarray:
         for c in range(w):
             for k in range(64):
                 x[k] = matrix[b * 64 + k, c]
-            j = np.uint64(32)
-            mask = np.uint64(0x00000000FFFFFFFF)
-            while j != 0:
-                k = 0
-                jj = int(j)
-                while k < 64:   # the pairs (k, k + j) with bit j of k clear
-                    t = ((x[k] >> j) ^ x[k + jj]) & mask
-                    x[k] ^= t << j
-                    x[k + jj] ^= t
-                    k = (k + jj + 1) & ~jj
-                j >>= np.uint64(1)
-                mask ^= mask << j
+            for level in range(6):
+                j = 32 >> level
+                shift = np.uint64(j)
+                mask = _SWAP_MASKS[level]
+                for base in range(0, 64, 2 * j):
+                    for i in range(base, base + j):
+                        t = ((x[i] >> shift) ^ x[i + j]) & mask
+                        x[i] ^= t << shift
+                        x[i + j] ^= t
             for k in range(64):
                 out[c * 64 + k, b] = x[k]
     return out
+
+
+@_jit
+def transition_leaves(parent: np.ndarray, moves: np.ndarray, outer: np.ndarray,
+                      does_word: np.ndarray, does_mask: np.ndarray, leaves: np.ndarray) -> None:
+    """Row t of ``leaves`` (zero) = the outer words of state ``parent[t]`` OR the does
+    bits of the moves ``moves[:, t]`` (the move network's packed leaves)."""
+    outer_words = outer.shape[1]
+    for t in range(len(parent)):
+        for k in range(outer_words):
+            leaves[t, k] = outer[parent[t], k]
+        for slot in range(moves.shape[0]):
+            move = moves[slot, t]
+            leaves[t, does_word[move]] |= does_mask[move]
 
 
 @_jit

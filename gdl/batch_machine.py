@@ -386,14 +386,18 @@ class BatchMachine:
             return children
         width = padded(t)
         leaves = np.zeros((width, max(self.leaf_words, self.outer_words + 1)), dtype=np.uint64)
-        leaves[:t, :self.outer_words] = batch.outer[parent]
-        if self.leaf_words - self.outer_words <= 1:  # one word of moves: OR the masks
-            for move in moves:
-                leaves[:t, self.outer_words] |= self._does_mask[move]
+        if batch_kernels.ENABLED:
+            batch_kernels.transition_leaves(parent, np.asarray(moves), batch.outer,
+                                            self._does_word, self._does_mask, leaves)
         else:
-            columns = np.arange(t)
-            for move in moves:
-                leaves[columns, self._does_word[move]] |= self._does_mask[move]
+            leaves[:t, :self.outer_words] = batch.outer[parent]
+            if self.leaf_words - self.outer_words <= 1:  # one word of moves: OR the masks
+                for move in moves:
+                    leaves[:t, self.outer_words] |= self._does_mask[move]
+            else:
+                columns = np.arange(t)
+                for move in moves:
+                    leaves[columns, self._does_word[move]] |= self._does_mask[move]
         rows = self.move_net.evaluate(transpose_bits(leaves)[self._leaf_bit])
         facts = np.zeros((self.n_words * 64, width // 64), dtype=np.uint64)
         facts[self._move_next_facts] = rows[self._move_next_rows]

@@ -105,14 +105,16 @@ class RowTable:
         """Bytes allocated (rows with their spare capacity, and the slots)."""
         return self._rows.nbytes + self._slots.nbytes
 
-    def add(self, rows: np.ndarray) -> tuple[np.ndarray, int]:
+    def add(self, rows: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarray, int]:
         """(number of each row, how many were new); new rows are numbered in order
-        of first occurrence after every row already held."""
+        of first occurrence after every row already held. The numbers are written
+        to ``out`` when given (and it is returned)."""
+        out = np.empty(len(rows), dtype=np.int64) if out is None else out
         if not len(rows):
-            return np.empty(0, dtype=np.int64), 0
+            return out, 0
         hashes = hash_rows(rows)
         if batch_kernels.ENABLED:
-            return self._add_compiled(np.ascontiguousarray(rows), hashes)
+            return out, self._add_compiled(np.ascontiguousarray(rows), hashes, out)
         first, inverse = unique_rows(rows, hashes)
         distinct, distinct_hashes = rows[first], hashes[first]
         found = self._find(distinct, distinct_hashes)
@@ -125,17 +127,17 @@ class RowTable:
                 self._rebuild()
             else:
                 self._insert(numbers, distinct_hashes[new])
-        return found[inverse], len(new)
+        out[:] = found[inverse]
+        return out, len(new)
 
-    def _add_compiled(self, rows: np.ndarray, hashes: np.ndarray) -> tuple[np.ndarray, int]:
+    def _add_compiled(self, rows: np.ndarray, hashes: np.ndarray, out: np.ndarray) -> int:
         """:meth:`add` in one compiled loop, room made first for every row being new."""
         before = self.n
         self._reserve(before + len(rows))
         if before + len(rows) > MAX_LOAD * len(self._slots):
             self._rebuild(before + len(rows))
-        numbers = np.empty(len(rows), dtype=np.int64)
-        self.n = batch_kernels.table_add(rows, hashes, self._rows, before, self._slots, numbers)
-        return numbers, self.n - before
+        self.n = batch_kernels.table_add(rows, hashes, self._rows, before, self._slots, out)
+        return self.n - before
 
     def _find(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         mask = len(self._slots) - 1
