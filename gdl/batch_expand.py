@@ -43,7 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gdl import batch_kernels
+from gdl import kernels
 from gdl.batch_machine import BatchMachine, StateBatch, pack_ints, unpack_int
 from gdl.compile import CompiledMachine
 from gdl.expand import (
@@ -323,8 +323,9 @@ class BatchedExpansion:
         total = int(part.sum())
         if not total:
             return
-        if batch_kernels.ENABLED:
-            parent, moves = batch_kernels.joint_moves(counts, low, high, total, legal, start)
+        compiled = kernels.compiled(total)
+        if compiled is not None:
+            parent, moves = compiled.joint_moves(counts, low, high, total, legal, start)
         else:
             parent = np.repeat(np.arange(low, high), part)
             starts = np.cumsum(part) - part

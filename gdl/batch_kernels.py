@@ -15,31 +15,25 @@ loop each, with the same results bit for bit:
   a time, so in-batch duplicates and first-occurrence numbering come for free.
 - :func:`joint_moves`: a chunk's joint moves in the per-state order.
 
-numba is a dependency, but the numpy code stays as the fallback and the
-reference: :data:`ENABLED` is False when numba is not importable or the
-environment sets ``GGP_NUMBA=0``; callers test it at each call, so tests switch
-paths by setting it. Kernels are compiled on first use and cached on disk
-(``cache=True``), so only the first process pays the compile time.
+Callers reach these through :func:`gdl.kernels.compiled`, which decides when
+(numba present, not switched off, a batch big enough to amortise the compile) and
+imports this module (and numba) only then. Kernels are compiled on first use and
+cached on disk (``cache=True``), so only the first process pays the compile time.
 """
 
 from __future__ import annotations
 
-import os
+import time
 
 import numpy as np
+from numba import njit
 
-try:
-    from numba import njit
-except ImportError:  # the numpy passes serve instead
-    njit = None
-
-ENABLED = njit is not None and os.environ.get("GGP_NUMBA", "1") != "0"
 BLOCK_WORDS = 32          # words of a bit-sliced block (2,048 items) evaluated together
 _ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 
 
 def _jit(function):  # noqa: ANN001, ANN202 - a decorator
-    return function if njit is None else njit(cache=True, nogil=True)(function)
+    return njit(cache=True, nogil=True)(function)
 
 
 # transpose_bits' delta-swap masks: the bits b with b & k == 0, for k = 32 ... 1
@@ -215,3 +209,24 @@ def joint_moves(counts: np.ndarray, low: int, high: int, total: int, flat: np.nd
                 moves[2, t] = flat[offsets[2, s] + i % nk]
             t += 1
     return parent, moves
+
+
+def warm_up() -> float:
+    """Compile (or load from the disk cache) every kernel on tiny inputs; the
+    seconds it took. Without it the first batch pays this."""
+    start = time.perf_counter()
+    rows = np.zeros((64, 1), dtype=np.uint64)
+    word = np.zeros(1, dtype=np.uint64)
+    transpose_bits(rows)
+    ints = np.zeros(1, dtype=np.int64)
+    evaluate_network(rows, ints, word, np.zeros(2, dtype=np.int64), ints, ints,
+                     np.zeros(2, dtype=np.int64), np.zeros(1, dtype=np.bool_))
+    hashes = hash_rows(rows[:1].copy())
+    slots = np.full(16, -1, dtype=np.int32)
+    for out in (np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int32)):
+        table_add(rows[:1].copy(), hashes, rows, 0, slots.copy(), out)
+    table_insert(ints, hashes, slots)
+    counts = np.ones((1, 3), dtype=np.int64)
+    parent, moves = joint_moves(counts, 0, 1, 1, ints, np.zeros((2, 1), dtype=np.int64))
+    transition_leaves(parent, moves, rows, ints, word, rows.copy())
+    return time.perf_counter() - start

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gdl import batch_kernels
+from gdl import kernels
 from gdl.compile import CompiledMachine
 from gdl.ground import Budget, Value, sccs
 from solvers.errors import GameRuntimeError
@@ -150,8 +150,9 @@ class Network:
         rows = np.zeros((self.n_rows, words), dtype=np.uint64)
         rows[TRUE_ROW] = ALL_ONES
         rows[2:2 + len(self.leaves)] = leaf_rows
-        if batch_kernels.ENABLED:
-            batch_kernels.evaluate_network(rows, *self._flat)
+        compiled = kernels.compiled(words * 64)
+        if compiled is not None:
+            compiled.evaluate_network(rows, *self._flat)
             return rows
         for layer in self.layers:
             if not layer.recursive:
@@ -199,9 +200,10 @@ _SWAP_MASKS = tuple((np.uint64(k), np.uint64(sum(1 << b for b in range(64) if no
 
 def transpose_bits(matrix: np.ndarray) -> np.ndarray:
     """The transpose of a bit matrix: [R, C / 64] uint64 rows (R a multiple of 64)
-    -> [C, R / 64] (compiled when :data:`gdl.batch_kernels.ENABLED`)."""
-    if batch_kernels.ENABLED:
-        return batch_kernels.transpose_bits(np.ascontiguousarray(matrix))
+    -> [C, R / 64] (items: the longer side in bits)."""
+    compiled = kernels.compiled(max(matrix.shape[0], matrix.shape[1] * 64))
+    if compiled is not None:
+        return compiled.transpose_bits(np.ascontiguousarray(matrix))
     return _transpose_numpy(matrix)
 
 
@@ -386,9 +388,10 @@ class BatchMachine:
             return children
         width = padded(t)
         leaves = np.zeros((width, max(self.leaf_words, self.outer_words + 1)), dtype=np.uint64)
-        if batch_kernels.ENABLED:
-            batch_kernels.transition_leaves(parent, np.asarray(moves), batch.outer,
-                                            self._does_word, self._does_mask, leaves)
+        compiled = kernels.compiled(t)
+        if compiled is not None:
+            compiled.transition_leaves(parent, np.asarray(moves), batch.outer,
+                                       self._does_word, self._does_mask, leaves)
         else:
             leaves[:t, :self.outer_words] = batch.outer[parent]
             if self.leaf_words - self.outer_words <= 1:  # one word of moves: OR the masks

@@ -22,9 +22,11 @@ Algorithm:
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
 
-from gdl import batch_kernels
+from gdl import kernels
 
 MAX_LOAD = 0.6
 GROWTH = 1.5
@@ -35,8 +37,9 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 
 def hash_rows(rows: np.ndarray) -> np.ndarray:
     """[n] uint64 hashes of [n, w] uint64 rows (step 1)."""
-    if batch_kernels.ENABLED:
-        return batch_kernels.hash_rows(np.ascontiguousarray(rows))
+    compiled = kernels.compiled(len(rows))
+    if compiled is not None:
+        return compiled.hash_rows(np.ascontiguousarray(rows))
     h = np.full(len(rows), 0x243F6A8885A308D3, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for k in range(rows.shape[1]):
@@ -113,8 +116,9 @@ class RowTable:
         if not len(rows):
             return out, 0
         hashes = hash_rows(rows)
-        if batch_kernels.ENABLED:
-            return out, self._add_compiled(np.ascontiguousarray(rows), hashes, out)
+        compiled = kernels.compiled(len(rows))
+        if compiled is not None:
+            return out, self._add_compiled(compiled, np.ascontiguousarray(rows), hashes, out)
         first, inverse = unique_rows(rows, hashes)
         distinct, distinct_hashes = rows[first], hashes[first]
         found = self._find(distinct, distinct_hashes)
@@ -130,13 +134,14 @@ class RowTable:
         out[:] = found[inverse]
         return out, len(new)
 
-    def _add_compiled(self, rows: np.ndarray, hashes: np.ndarray, out: np.ndarray) -> int:
+    def _add_compiled(self, compiled: ModuleType, rows: np.ndarray, hashes: np.ndarray,
+                      out: np.ndarray) -> int:
         """:meth:`add` in one compiled loop, room made first for every row being new."""
         before = self.n
         self._reserve(before + len(rows))
         if before + len(rows) > MAX_LOAD * len(self._slots):
             self._rebuild(before + len(rows))
-        self.n = batch_kernels.table_add(rows, hashes, self._rows, before, self._slots, out)
+        self.n = compiled.table_add(rows, hashes, self._rows, before, self._slots, out)
         return self.n - before
 
     def _find(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
@@ -154,8 +159,9 @@ class RowTable:
         return found
 
     def _insert(self, numbers: np.ndarray, hashes: np.ndarray) -> None:
-        if batch_kernels.ENABLED:
-            batch_kernels.table_insert(numbers, hashes, self._slots)
+        compiled = kernels.compiled(len(numbers))
+        if compiled is not None:
+            compiled.table_insert(numbers, hashes, self._slots)
             return
         mask = len(self._slots) - 1
         slot = (hashes & np.uint64(mask)).astype(np.int64)

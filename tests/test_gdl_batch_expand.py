@@ -3,10 +3,16 @@
 The per-state path is the reference: both must give the same state graph, state
 for state in the same numbering (same states, same legal moves in the same order,
 same children of every joint move, same terminal goals). Every test runs twice:
-with the compiled kernels (gdl.batch_kernels) and with the numpy fallback.
+with the compiled kernels (gdl.batch_kernels, for every batch size) and with the
+numpy fallback.
 """
 
 from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,9 +20,9 @@ from conftest import GAMES, shared_path
 from test_gdl_solve_expand import COIN, CYCLE, NIM
 
 import gdl.batch_expand
-import gdl.batch_kernels
 import gdl.batch_machine
 import gdl.expand
+import gdl.kernels
 import gdl.row_table
 from gdl.batch_expand import DagExpansion, expand_dag, from_graph
 from gdl.expand import Budget, expand_states
@@ -30,9 +36,10 @@ UNLIMITED = Budget(max_states=None, memory_mb=None)
 @pytest.fixture(params=["numba", "numpy"], autouse=True)
 def kernels(request, monkeypatch) -> str:
     """Run the test with the compiled kernels, then with the numpy passes."""
-    if request.param == "numba" and gdl.batch_kernels.njit is None:
-        pytest.skip("numba is not installed")
-    monkeypatch.setattr(gdl.batch_kernels, "ENABLED", request.param == "numba")
+    if request.param == "numba" and not gdl.kernels.ENABLED:
+        pytest.skip("numba is not installed (or GGP_NUMBA=0)")
+    monkeypatch.setattr(gdl.kernels, "ENABLED", request.param == "numba")
+    monkeypatch.setattr(gdl.kernels, "MIN_ITEMS", 0)   # small games take the kernels too
     return request.param
 
 # 2-player corpus games that expand completely in about a second state by state:
@@ -192,7 +199,7 @@ def test_compiled_transpose_and_hash_equal_the_numpy_ones(kernels: str) -> None:
     moved = gdl.batch_machine.transpose_bits(single)
     assert moved[70, 0] == np.uint64(1 << 5) and int(moved.astype(bool).sum()) == 1
     hashes = gdl.row_table.hash_rows(matrix)
-    gdl.batch_kernels.ENABLED = kernels != "numba"
+    gdl.kernels.ENABLED = kernels != "numba"
     assert np.array_equal(gdl.row_table.hash_rows(matrix), hashes)
 
 
@@ -207,3 +214,20 @@ def test_row_table_grows_and_keeps_numbers_under_collisions(monkeypatch) -> None
     expected = list(dict.fromkeys(rows[:, 0].tolist()))
     assert table.rows[:, 0].tolist() == expected
     assert np.array_equal(table.rows[numbers], rows)
+
+
+def test_kernel_rule_threshold_switch_and_lazy_import(monkeypatch) -> None:
+    monkeypatch.setattr(gdl.kernels, "MIN_ITEMS", 50_000)
+    if gdl.kernels.ENABLED:
+        assert gdl.kernels.compiled(49_999) is None
+        assert gdl.kernels.compiled(50_000).__name__ == "gdl.batch_kernels"
+    monkeypatch.setattr(gdl.kernels, "ENABLED", False)
+    assert gdl.kernels.compiled(10**9) is None
+    # GGP_NUMBA=0 switches the kernels off; numba is imported only when a batch needs it
+    code = ("import sys, gdl.batch_expand, gdl.kernels; "
+            "print(gdl.kernels.ENABLED, 'numba' in sys.modules)")
+    for value, enabled in (("0", "False"), ("1", str(gdl.kernels.find_spec("numba") is not None))):
+        env = {**os.environ, "GGP_NUMBA": value}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env=env, cwd=Path(gdl.kernels.__file__).parent.parent, check=True)
+        assert out.stdout.split() == [enabled, "False"]
