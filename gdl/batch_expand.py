@@ -325,7 +325,8 @@ class BatchedExpansion:
             return
         compiled = kernels.compiled(total)
         if compiled is not None:
-            parent, moves = compiled.joint_moves(counts, low, high, total, legal, start)
+            children = self.bm.chunk_next_states(compiled, batch, counts, low, high, total,
+                                                 legal, start)
         else:
             parent = np.repeat(np.arange(low, high), part)
             starts = np.cumsum(part) - part
@@ -333,7 +334,7 @@ class BatchedExpansion:
             n1, nk = counts[parent, 1], counts[parent, 2]
             index = [local // (n1 * nk), local // nk % n1, local % nk]
             moves = [legal[start[k][parent] + index[k]] for k in range(len(self.slots))]
-        children = self.bm.next_states(batch, parent, moves)
+            children = self.bm.next_states(batch, parent, moves)
         _, new = self.states.add(children, self.entry_child.reserve(total))
         self.transitions += total
         if self.budget.max_states is not None and self.states.n > self.budget.max_states:

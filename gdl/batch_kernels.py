@@ -13,7 +13,8 @@ loop each, with the same results bit for bit:
 - :func:`hash_rows`, :func:`table_add`, :func:`table_insert`: the exact hash
   table; ``table_add`` probes, compares full rows, appends and inserts one row at
   a time, so in-batch duplicates and first-occurrence numbering come for free.
-- :func:`joint_moves`: a chunk's joint moves in the per-state order.
+- :func:`chunk_transitions`: a chunk's joint moves in the per-state order,
+  written straight into the move network's packed leaves.
 
 Callers reach these through :func:`gdl.kernels.compiled`, which decides when
 (numba present, not switched off, a batch big enough to amortise the compile) and
@@ -71,20 +72,6 @@ def transpose_bits(matrix: np.ndarray) -> np.ndarray:
             for k in range(64):
                 out[c * 64 + k, b] = x[k]
     return out
-
-
-@_jit
-def transition_leaves(parent: np.ndarray, moves: np.ndarray, outer: np.ndarray,
-                      does_word: np.ndarray, does_mask: np.ndarray, leaves: np.ndarray) -> None:
-    """Row t of ``leaves`` (zero) = the outer words of state ``parent[t]`` OR the does
-    bits of the moves ``moves[:, t]`` (the move network's packed leaves)."""
-    outer_words = outer.shape[1]
-    for t in range(len(parent)):
-        for k in range(outer_words):
-            leaves[t, k] = outer[parent[t], k]
-        for slot in range(moves.shape[0]):
-            move = moves[slot, t]
-            leaves[t, does_word[move]] |= does_mask[move]
 
 
 @_jit
@@ -224,25 +211,28 @@ def table_insert(numbers: np.ndarray, hashes: np.ndarray, slots: np.ndarray) -> 
 
 
 @_jit
-def joint_moves(counts: np.ndarray, low: int, high: int, total: int, flat: np.ndarray,
-                offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(parent, moves[slot]) of the joint moves of chunk rows ``low:high``: state by
-    state, then player 0's move, player 1's, nature's, row-major. ``flat`` holds the
-    legal move bits of slot k at state s from ``offsets[k, s]``."""
-    slots = offsets.shape[0]
-    parent = np.empty(total, dtype=np.int64)
-    moves = np.empty((slots, total), dtype=np.int64)
+def chunk_transitions(counts: np.ndarray, low: int, high: int, legal: np.ndarray,
+                      start: np.ndarray, outer: np.ndarray, next_free: np.ndarray,
+                      does_word: np.ndarray, does_mask: np.ndarray, leaves: np.ndarray,
+                      children: np.ndarray) -> None:
+    """The joint moves of chunk rows ``low:high`` in the per-state order (state by
+    state, then player 0's move, player 1's, nature's, row-major; slot k's legal
+    moves at row s are ``legal[start[k, s]:]``), written as transitions: row t of
+    ``leaves`` (zero) gets its state's outer words OR its moves' does bits (the
+    move network's packed leaves), row t of ``children`` its state's move-free
+    next facts."""
+    slots = start.shape[0]
     t = 0
     for s in range(low, high):
         n0, n1, nk = counts[s, 0], counts[s, 1], counts[s, 2]
         for i in range(n0 * n1 * nk):
-            parent[t] = s
-            moves[0, t] = flat[offsets[0, s] + i // (n1 * nk)]
-            moves[1, t] = flat[offsets[1, s] + i // nk % n1]
-            if slots > 2:
-                moves[2, t] = flat[offsets[2, s] + i % nk]
+            leaves[t, :outer.shape[1]] = outer[s]
+            children[t] = next_free[s]
+            for slot in range(slots):
+                index = i // (n1 * nk) if slot == 0 else (i // nk % n1 if slot == 1 else i % nk)
+                move = legal[start[slot, s] + index]
+                leaves[t, does_word[move]] |= does_mask[move]
             t += 1
-    return parent, moves
 
 
 def warm_up() -> float:
@@ -261,6 +251,6 @@ def warm_up() -> float:
         table_add(rows[:1].copy(), hashes, rows, 0, slots.copy(), out)
     table_insert(ints, hashes, slots)
     counts = np.ones((1, 3), dtype=np.int64)
-    parent, moves = joint_moves(counts, 0, 1, 1, ints, np.zeros((2, 1), dtype=np.int64))
-    transition_leaves(parent, moves, rows, ints, word, rows.copy())
+    chunk_transitions(counts, 0, 1, ints, np.zeros((2, 1), dtype=np.int64), rows, rows, ints,
+                      word, rows.copy(), rows.copy())
     return time.perf_counter() - start

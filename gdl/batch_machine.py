@@ -48,6 +48,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 
@@ -386,25 +387,44 @@ class BatchMachine:
         children = batch.next_free[parent]
         if not len(self._move_next_rows):
             return children
-        width = padded(t)
-        leaves = np.zeros((width, max(self.leaf_words, self.outer_words + 1)), dtype=np.uint64)
-        compiled = kernels.compiled(t)
-        if compiled is not None:
-            compiled.transition_leaves(parent, np.asarray(moves), batch.outer,
-                                       self._does_word, self._does_mask, leaves)
+        leaves = self._leaves(t)
+        leaves[:t, :self.outer_words] = batch.outer[parent]
+        if self.leaf_words - self.outer_words <= 1:  # one word of moves: OR the masks
+            for move in moves:
+                leaves[:t, self.outer_words] |= self._does_mask[move]
         else:
-            leaves[:t, :self.outer_words] = batch.outer[parent]
-            if self.leaf_words - self.outer_words <= 1:  # one word of moves: OR the masks
-                for move in moves:
-                    leaves[:t, self.outer_words] |= self._does_mask[move]
-            else:
-                columns = np.arange(t)
-                for move in moves:
-                    leaves[columns, self._does_word[move]] |= self._does_mask[move]
+            columns = np.arange(t)
+            for move in moves:
+                leaves[columns, self._does_word[move]] |= self._does_mask[move]
+        return self._add_move_facts(leaves, children)
+
+    def chunk_next_states(self, compiled: ModuleType, batch: StateBatch, counts: np.ndarray,
+                          low: int, high: int, total: int, legal: np.ndarray,
+                          start: np.ndarray) -> np.ndarray:
+        """:meth:`next_states` of the ``total`` joint moves of batch rows ``low:high``
+        in the expansion's order, enumerated by the compiled
+        :func:`~gdl.batch_kernels.chunk_transitions` (``counts``, ``legal``,
+        ``start``: as there)."""
+        leaves = self._leaves(total)
+        children = np.empty((total, self.n_words), dtype=np.uint64)
+        compiled.chunk_transitions(counts, low, high, legal, start,
+                                   np.ascontiguousarray(batch.outer),
+                                   np.ascontiguousarray(batch.next_free), self._does_word,
+                                   self._does_mask, leaves, children)
+        if not len(self._move_next_rows):
+            return children
+        return self._add_move_facts(leaves, children)
+
+    def _leaves(self, t: int) -> np.ndarray:
+        """Zero packed leaves for ``t`` transitions (padded to a multiple of 64)."""
+        return np.zeros((padded(t), max(self.leaf_words, self.outer_words + 1)), dtype=np.uint64)
+
+    def _add_move_facts(self, leaves: np.ndarray, children: np.ndarray) -> np.ndarray:
+        """``children`` OR the ``next`` facts the move network derives from ``leaves``."""
         rows = self.move_net.evaluate(transpose_bits(leaves)[self._leaf_bit])
-        facts = np.zeros((self.n_words * 64, width // 64), dtype=np.uint64)
+        facts = np.zeros((self.n_words * 64, len(leaves) // 64), dtype=np.uint64)
         facts[self._move_next_facts] = rows[self._move_next_rows]
-        children |= transpose_bits(facts)[:t]
+        children |= transpose_bits(facts)[:len(children)]
         return children
 
     # -- helpers for the expansion
