@@ -56,7 +56,7 @@ from gdl.expand import (
     players_of,
 )
 from gdl.machine import Move, State, StateMachine
-from gdl.row_table import RowTable, shrink
+from gdl.row_table import RowTable, resized, shrink
 from solvers.errors import GameError, GameRuntimeError, LimitReached, UnsupportedGame
 from solvers.simultaneous.dag import StateDag
 
@@ -187,13 +187,11 @@ class _Grow:
         self.n += len(values)
 
     def reserve(self, k: int) -> np.ndarray:
-        """The next ``k`` places (a view; :attr:`n` is not moved)."""
+        """The next ``k`` places (a view, to be let go before the next call: the
+        array grows in place; :attr:`n` is not moved)."""
         end = self.n + k
         if end > len(self.data):
-            grown = np.zeros((max(end, len(self.data) * 3 // 2),) + self.data.shape[1:],
-                             dtype=self.data.dtype)
-            grown[:self.n] = self.data[:self.n]
-            self.data = grown
+            self.data = resized(self.data, max(end, len(self.data) * 3 // 2))
         return self.data[self.n:end]
 
     def trimmed(self) -> np.ndarray:

@@ -202,15 +202,25 @@ class RowTable:
 
 
 def shrink(array: np.ndarray, n: int) -> np.ndarray:
-    """``array[:n]`` without the spare capacity: in place (a realloc) when the array
-    owns its memory and nothing views it, so a 3 GB array is not copied at the end."""
+    """``array[:n]`` without the spare capacity (see :func:`resized`), so a 3 GB
+    array is not copied at the end."""
+    return resized(array, n)
+
+
+def resized(array: np.ndarray, n: int) -> np.ndarray:
+    """``array`` with ``n`` rows (the first ones kept, new ones zero): in place (a
+    realloc, which moves pages rather than copying a large array) when the array
+    owns its memory and nothing views it, else a copy."""
     if array.flags.owndata and array.base is None:
         try:
             array.resize((n,) + array.shape[1:], refcheck=False)
             return array
         except ValueError:  # not contiguous or not resizable: copy
             pass
-    return array[:n].copy()
+    copy = np.zeros((n,) + array.shape[1:], dtype=array.dtype)
+    kept = min(n, len(array))
+    copy[:kept] = array[:kept]
+    return copy
 
 
 def _same(a: np.ndarray, i: np.ndarray, b: np.ndarray, j: np.ndarray) -> np.ndarray:
