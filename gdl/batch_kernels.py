@@ -218,21 +218,29 @@ def chunk_transitions(counts: np.ndarray, low: int, high: int, legal: np.ndarray
     """The joint moves of chunk rows ``low:high`` in the per-state order (state by
     state, then player 0's move, player 1's, nature's, row-major; slot k's legal
     moves at row s are ``legal[start[k, s]:]``), written as transitions: row t of
-    ``leaves`` (zero) gets its state's outer words OR its moves' does bits (the
-    move network's packed leaves), row t of ``children`` its state's move-free
-    next facts."""
-    slots = start.shape[0]
+    ``leaves`` gets its state's outer words OR its moves' does bits (the move
+    network's packed leaves), row t of ``children`` its state's move-free next
+    facts (both are reused buffers: every word of those rows is written)."""
+    nature = start.shape[0] > 2
     t = 0
     for s in range(low, high):
-        n0, n1, nk = counts[s, 0], counts[s, 1], counts[s, 2]
-        for i in range(n0 * n1 * nk):
-            leaves[t, :outer.shape[1]] = outer[s]
-            children[t] = next_free[s]
-            for slot in range(slots):
-                index = i // (n1 * nk) if slot == 0 else (i // nk % n1 if slot == 1 else i % nk)
-                move = legal[start[slot, s] + index]
-                leaves[t, does_word[move]] |= does_mask[move]
-            t += 1
+        for i in range(counts[s, 0]):
+            first = legal[start[0, s] + i]
+            for j in range(counts[s, 1]):
+                second = legal[start[1, s] + j]
+                for c in range(counts[s, 2]):
+                    for k in range(outer.shape[1]):
+                        leaves[t, k] = outer[s, k]
+                    for k in range(outer.shape[1], leaves.shape[1]):
+                        leaves[t, k] = 0
+                    for k in range(next_free.shape[1]):
+                        children[t, k] = next_free[s, k]
+                    leaves[t, does_word[first]] |= does_mask[first]
+                    leaves[t, does_word[second]] |= does_mask[second]
+                    if nature:
+                        move = legal[start[2, s] + c]
+                        leaves[t, does_word[move]] |= does_mask[move]
+                    t += 1
 
 
 def warm_up() -> float:

@@ -321,6 +321,7 @@ class BatchMachine:
         self.outer_words = (len(self._outer_atoms) + 63) // 64
         used_does = [a for a in self._does_atoms if a in self.move_net.row]
         self.leaf_words = self.outer_words + (len(used_does) + 63) // 64
+        self._leaf_width = max(self.leaf_words, self.outer_words + 1)  # a word for does bits
         bit = {a: i for i, a in enumerate(self._outer_atoms)}
         bit.update({a: self.outer_words * 64 + i for i, a in enumerate(used_does)})
         self._leaf_bit = np.array([bit[a] for a in self.move_net.leaves], dtype=np.int64)
@@ -350,6 +351,7 @@ class BatchMachine:
                                         dtype=np.int64)
         self._outer_rows = np.array([row.get(a, FALSE_ROW) for a in self._outer_atoms],
                                     dtype=np.int64)
+        self._leaf_buffer = self._child_buffer = np.empty((0, 1), dtype=np.uint64)
         self.state_chunk = _chunk(self.state_net.n_rows)
         self.transition_chunk = _chunk(self.move_net.n_rows + self.n_facts)
 
@@ -375,8 +377,10 @@ class BatchMachine:
             terminal=packed_to_bits(rows_to_packed(rows[[self._terminal_row]], n), 1)[:, 0],
             legal=packed_to_bits(legal, self.n_moves), legal_packed=legal,
             goal=packed_to_bits(rows_to_packed(rows[self._goal_rows], n), len(self._goal_rows)),
-            next_free=rows_to_packed(rows[self._free_next_rows], n)[:, :self.n_words],
-            outer=rows_to_packed(rows[self._outer_rows], n)[:, :self.outer_words])
+            next_free=np.ascontiguousarray(rows_to_packed(rows[self._free_next_rows], n)
+                                           [:, :self.n_words]),
+            outer=np.ascontiguousarray(rows_to_packed(rows[self._outer_rows], n)
+                                       [:, :self.outer_words]))
 
     # -- step 5
     def next_states(self, batch: StateBatch, parent: np.ndarray,
@@ -404,20 +408,22 @@ class BatchMachine:
         """:meth:`next_states` of the ``total`` joint moves of batch rows ``low:high``
         in the expansion's order, enumerated by the compiled
         :func:`~gdl.batch_kernels.chunk_transitions` (``counts``, ``legal``,
-        ``start``: as there)."""
-        leaves = self._leaves(total)
-        children = np.empty((total, self.n_words), dtype=np.uint64)
-        compiled.chunk_transitions(counts, low, high, legal, start,
-                                   np.ascontiguousarray(batch.outer),
-                                   np.ascontiguousarray(batch.next_free), self._does_word,
-                                   self._does_mask, leaves, children)
+        ``start``: as there). The result is a buffer reused by the next call."""
+        width = padded(total)
+        if len(self._leaf_buffer) < width:  # reused: fresh pages cost more than the loop
+            self._leaf_buffer = np.empty((width, self._leaf_width), dtype=np.uint64)
+            self._child_buffer = np.empty((width, self.n_words), dtype=np.uint64)
+        leaves, children = self._leaf_buffer[:width], self._child_buffer[:total]
+        compiled.chunk_transitions(counts, low, high, legal, start, batch.outer,
+                                   batch.next_free, self._does_word, self._does_mask, leaves,
+                                   children)
         if not len(self._move_next_rows):
             return children
         return self._add_move_facts(leaves, children)
 
     def _leaves(self, t: int) -> np.ndarray:
         """Zero packed leaves for ``t`` transitions (padded to a multiple of 64)."""
-        return np.zeros((padded(t), max(self.leaf_words, self.outer_words + 1)), dtype=np.uint64)
+        return np.zeros((padded(t), self._leaf_width), dtype=np.uint64)
 
     def _add_move_facts(self, leaves: np.ndarray, children: np.ndarray) -> np.ndarray:
         """``children`` OR the ``next`` facts the move network derives from ``leaves``."""
