@@ -39,6 +39,11 @@ Algorithm (bit-sliced evaluation of the rule network):
    from each transition's state; the next state is the move network's ``next``
    rows OR the state's move-free ``next`` facts, transposed into packed vectors.
 
+With the compiled kernels (:mod:`gdl.kernels` decides, :mod:`gdl.batch_kernels`
+has them) the transposes and each network's layers run as compiled loops with
+the same results, and :meth:`BatchMachine.chunk_next_states` enumerates joint
+moves straight into the move network's leaves.
+
 Callers chunk their batches (:attr:`BatchMachine.state_chunk`,
 :attr:`BatchMachine.transition_chunk`, sized from the networks so that one batch's
 rows stay within about :data:`ROW_BYTES`).

@@ -174,12 +174,11 @@ def _ratio(new: Run, old: Run, what: str) -> str:
 
 def _load_kernels() -> str:
     """Load (or compile, the first time) the kernels before timing: what it cost."""
-    compiled = kernels.compiled(kernels.MIN_ITEMS)
-    if compiled is None:
+    if not kernels.ENABLED:
         return "off (numba is not installed or GGP_NUMBA=0): every batch takes numpy"
     wall, cpu = time.perf_counter(), time.process_time()
-    compiled.warm_up()
-    return (f"numba, for batches of {kernels.MIN_ITEMS:,}+ items; loaded in "
+    kernels.load()
+    return (f"numba, for every batch once loaded (else from {kernels.MIN_ITEMS:,} items); loaded in "
             f"{time.perf_counter() - wall:.2f} s ({time.process_time() - cpu:.2f} s CPU, "
             "including a compile if the disk cache was empty)")
 

@@ -18,6 +18,12 @@ Algorithm:
    and are inserted by the same probing; rows that race for one empty slot all
    write it, one of them holds it, and the others move on. The table doubles and is
    rebuilt from the rows when the load passes :data:`MAX_LOAD`.
+
+With the compiled kernels (:mod:`gdl.kernels` decides) steps 2-4 are one loop,
+:func:`gdl.batch_kernels.table_add`, row after row: probe, compare in full,
+append and insert a new row at once, so a row repeated later in the batch finds
+it; the numbering is the same. Room for the whole batch (rows, and slots under
+the load limit) is made before the loop.
 """
 
 from __future__ import annotations

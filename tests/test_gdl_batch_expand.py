@@ -218,9 +218,11 @@ def test_row_table_grows_and_keeps_numbers_under_collisions(monkeypatch) -> None
 
 def test_kernel_rule_threshold_switch_and_lazy_import(monkeypatch) -> None:
     monkeypatch.setattr(gdl.kernels, "MIN_ITEMS", 50_000)
+    monkeypatch.setattr(gdl.kernels, "_loaded", None)
     if gdl.kernels.ENABLED:
         assert gdl.kernels.compiled(49_999) is None
         assert gdl.kernels.compiled(50_000).__name__ == "gdl.batch_kernels"
+        assert gdl.kernels.compiled(1).__name__ == "gdl.batch_kernels"   # loaded: every size
     monkeypatch.setattr(gdl.kernels, "ENABLED", False)
     assert gdl.kernels.compiled(10**9) is None
     # GGP_NUMBA=0 switches the kernels off; numba is imported only when a batch needs it
