@@ -56,7 +56,7 @@ from gdl.expand import (
     players_of,
 )
 from gdl.machine import Move, State, StateMachine
-from gdl.row_table import RowTable, resized, shrink
+from gdl.row_table import RowTable, resized
 from solvers.errors import GameError, GameRuntimeError, LimitReached, UnsupportedGame
 from solvers.simultaneous.dag import StateDag
 
@@ -195,7 +195,7 @@ class _Grow:
         return self.data[self.n:end]
 
     def trimmed(self) -> np.ndarray:
-        self.data = shrink(self.data, self.n)
+        self.data = resized(self.data, self.n)
         return self.data
 
 

@@ -18,6 +18,7 @@ loaded they win at every size (simultaneous tic-tac-toe: 0.017 s instead of
 from __future__ import annotations
 
 import os
+from importlib import import_module
 from importlib.util import find_spec
 from types import ModuleType
 
@@ -34,11 +35,16 @@ def compiled(items: int) -> ModuleType | None:
     return _loaded or load()
 
 
-def load() -> ModuleType:
+def load() -> ModuleType | None:
     """Import numba and the kernels and compile (or load from the disk cache) all
-    of them now, rather than at their first batches."""
-    global _loaded
-    from gdl import batch_kernels
+    of them now, rather than at their first batches. A numba that does not import
+    (say, built for another numpy) switches the kernels off: None."""
+    global _loaded, ENABLED
+    try:
+        batch_kernels = import_module("gdl.batch_kernels")
+    except ImportError:
+        ENABLED = False
+        return None
     batch_kernels.warm_up()
     _loaded = batch_kernels
     return batch_kernels

@@ -203,14 +203,8 @@ class RowTable:
     def trimmed(self) -> np.ndarray:
         """The rows without spare capacity (the table itself is let go)."""
         self._slots = np.full(1, -1, dtype=np.int32)
-        self._rows = shrink(self._rows, self.n)
+        self._rows = resized(self._rows, self.n)  # in place: 3 GB are not copied
         return self._rows
-
-
-def shrink(array: np.ndarray, n: int) -> np.ndarray:
-    """``array[:n]`` without the spare capacity (see :func:`resized`), so a 3 GB
-    array is not copied at the end."""
-    return resized(array, n)
 
 
 def resized(array: np.ndarray, n: int) -> np.ndarray:

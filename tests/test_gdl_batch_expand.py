@@ -225,6 +225,11 @@ def test_kernel_rule_threshold_switch_and_lazy_import(monkeypatch) -> None:
         assert gdl.kernels.compiled(1).__name__ == "gdl.batch_kernels"   # loaded: every size
     monkeypatch.setattr(gdl.kernels, "ENABLED", False)
     assert gdl.kernels.compiled(10**9) is None
+    # a numba that does not import switches the kernels off instead of failing
+    monkeypatch.setattr(gdl.kernels, "ENABLED", True)
+    monkeypatch.setattr(gdl.kernels, "_loaded", None)
+    monkeypatch.setitem(sys.modules, "gdl.batch_kernels", None)
+    assert gdl.kernels.compiled(10**9) is None and not gdl.kernels.ENABLED
     # GGP_NUMBA=0 switches the kernels off; numba is imported only when a batch needs it
     code = ("import sys, gdl.batch_expand, gdl.kernels; "
             "print(gdl.kernels.ENABLED, 'numba' in sys.modules)")
