@@ -238,3 +238,28 @@ def test_kernel_rule_threshold_switch_and_lazy_import(monkeypatch) -> None:
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              env=env, cwd=Path(gdl.kernels.__file__).parent.parent, check=True)
         assert out.stdout.split() == [enabled, "False"]
+
+
+def test_network_with_recursion_and_negation_equals_a_hand_evaluation(kernels: str) -> None:
+    # leaves 1 (edge a-b), 2 (edge b-c), 3 (start at a); derived: reach_a 10,
+    # reach_b 11, reach_c 12 (recursive: reach_b <- reach_a & edge; reach_a <- reach_b & edge),
+    # blocked 13 <- not reach_c; always 14 <- (empty body)
+    rules = {10: [((3,), ()), ((11, 1), ())], 11: [((10, 1), ()), ((12, 2), ())],
+             12: [((11, 2), ())], 13: [((), (12,))], 14: [((), ())]}
+    network = gdl.batch_machine.Network(rules, [10, 11, 12, 13, 14])
+    assert any(layer.recursive for layer in network.layers)
+    items = 64 * 3
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 2, size=(3, items)).astype(bool)   # edge ab, edge bc, start
+    leaf_rows = np.packbits(bits, axis=1, bitorder="little").view(np.uint64)
+    assert network.leaves == [1, 2, 3]
+    rows = network.evaluate(leaf_rows)
+    got = {a: np.unpackbits(rows[network.row[a]].view(np.uint8), bitorder="little")[:items]
+           for a in (10, 11, 12, 13, 14)}
+    ab, bc, start = bits
+    reach_a = start.copy()
+    reach_b = reach_a & ab
+    reach_c = reach_b & bc
+    assert np.array_equal(got[10], reach_a) and np.array_equal(got[11], reach_b)
+    assert np.array_equal(got[12], reach_c) and np.array_equal(got[13], ~reach_c)
+    assert got[14].all()
