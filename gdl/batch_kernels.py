@@ -16,10 +16,16 @@ loop each, with the same results bit for bit:
 - :func:`chunk_transitions`: a chunk's joint moves in the per-state order,
   written straight into the move network's packed leaves.
 
+The network stays bit-sliced rather than evaluated rule by rule per transition
+on packed rows: a transition costs a network's literals / 64 word operations
+sliced, against a check per body unsliced (simultaneous tic-tac-toe's move network
+has 729 bodies and 2,187 literals; blocker's 48 and 128, where the two are even).
+
 Callers reach these through :func:`gdl.kernels.compiled`, which decides when
 (numba present, not switched off, a batch big enough to amortise the compile) and
-imports this module (and numba) only then. Kernels are compiled on first use and
-cached on disk (``cache=True``), so only the first process pays the compile time.
+imports this module (and numba) only then; :func:`warm_up` compiles them all, or
+loads them from the disk cache (``cache=True``), so only the first process after
+an installation pays the compile time.
 """
 
 from __future__ import annotations
