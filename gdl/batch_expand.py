@@ -43,6 +43,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gdl import kernels
 from gdl.batch_machine import BatchMachine, StateBatch, pack_ints, unpack_int
 from gdl.compile import CompiledMachine
 from gdl.expand import (
@@ -55,7 +56,7 @@ from gdl.expand import (
     players_of,
 )
 from gdl.machine import Move, State, StateMachine
-from gdl.row_table import RowTable, shrink
+from gdl.row_table import RowTable, resized
 from solvers.errors import GameError, GameRuntimeError, LimitReached, UnsupportedGame
 from solvers.simultaneous.dag import StateDag
 
@@ -182,17 +183,19 @@ class _Grow:
         self.n = 0
 
     def extend(self, values: np.ndarray) -> None:
-        end = self.n + len(values)
+        self.reserve(len(values))[:] = values
+        self.n += len(values)
+
+    def reserve(self, k: int) -> np.ndarray:
+        """The next ``k`` places (a view, to be let go before the next call: the
+        array grows in place; :attr:`n` is not moved)."""
+        end = self.n + k
         if end > len(self.data):
-            grown = np.zeros((max(end, len(self.data) * 3 // 2),) + self.data.shape[1:],
-                             dtype=self.data.dtype)
-            grown[:self.n] = self.data[:self.n]
-            self.data = grown
-        self.data[self.n:end] = values
-        self.n = end
+            self.data = resized(self.data, max(end, len(self.data) * 3 // 2))
+        return self.data[self.n:end]
 
     def trimmed(self) -> np.ndarray:
-        self.data = shrink(self.data, self.n)
+        self.data = resized(self.data, self.n)
         return self.data
 
 
@@ -297,37 +300,46 @@ class BatchedExpansion:
         self.legal_set.extend(sets)
         sizes = counts.prod(axis=1)
         cumulative = np.cumsum(sizes)
+        # every slot's legal moves in one array: slot k's at state i from start[k, i]
+        shift = np.cumsum([0] + [len(f) for f in flat[:-1]])
+        moves = np.concatenate(flat)
+        start = np.stack(offsets) + shift[:, None]
         low = 0
         limit = bm.transition_chunk
         while low < n:
             before = cumulative[low - 1] if low else 0
             high = max(low + 1, int(np.searchsorted(cumulative, before + limit, side="right")))
-            self._transitions(batch, counts, sizes, flat, offsets, low, min(high, n))
+            self._transitions(batch, counts, sizes, moves, start, low, min(high, n))
             low = high
         self._check_budget()
 
     def _transitions(self, batch: StateBatch, counts: np.ndarray, sizes: np.ndarray,
-                     flat: list[np.ndarray], offsets: list[np.ndarray], low: int,
-                     high: int) -> None:
-        """Step 3-4 for the joint moves of chunk rows ``low:high``."""
+                     legal: np.ndarray, start: np.ndarray, low: int, high: int) -> None:
+        """Step 3-4 for the joint moves of chunk rows ``low:high`` (slot k's legal
+        moves at row i are ``legal[start[k, i]:]``)."""
         part = sizes[low:high]
         total = int(part.sum())
         if not total:
             return
-        parent = np.repeat(np.arange(low, high), part)
-        starts = np.cumsum(part) - part
-        local = np.arange(total) - np.repeat(starts, part)
-        n1, nk = counts[parent, 1], counts[parent, 2]
-        index = [local // (n1 * nk), local // nk % n1, local % nk]
-        moves = [flat[k][offsets[k][parent] + index[k]] for k in range(len(self.slots))]
-        children = self.bm.next_states(batch, parent, moves)
-        numbers, new = self.states.add(children)
+        compiled = kernels.compiled(total)
+        if compiled is not None:
+            children = self.bm.chunk_next_states(compiled, batch, counts, low, high, total,
+                                                 legal, start)
+        else:
+            parent = np.repeat(np.arange(low, high), part)
+            starts = np.cumsum(part) - part
+            local = np.arange(total) - np.repeat(starts, part)
+            n1, nk = counts[parent, 1], counts[parent, 2]
+            index = [local // (n1 * nk), local // nk % n1, local % nk]
+            moves = [legal[start[k][parent] + index[k]] for k in range(len(self.slots))]
+            children = self.bm.next_states(batch, parent, moves)
+        _, new = self.states.add(children, self.entry_child.reserve(total))
         self.transitions += total
         if self.budget.max_states is not None and self.states.n > self.budget.max_states:
             raise LimitReached(f"expansion stopped: the budget of {self.budget.max_states:,} "
                                f"states was reached after {time.perf_counter() - self.start:.1f}"
                                " s (raise --max-states)")
-        self.entry_child.extend(numbers.astype(np.int32))
+        self.entry_child.n += total
         if new:
             self._check_budget()
 

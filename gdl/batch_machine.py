@@ -39,6 +39,11 @@ Algorithm (bit-sliced evaluation of the rule network):
    from each transition's state; the next state is the move network's ``next``
    rows OR the state's move-free ``next`` facts, transposed into packed vectors.
 
+With the compiled kernels (:mod:`gdl.kernels` decides, :mod:`gdl.batch_kernels`
+has them) the transposes and each network's layers run as compiled loops with
+the same results, and :meth:`BatchMachine.chunk_next_states` enumerates joint
+moves straight into the move network's leaves.
+
 Callers chunk their batches (:attr:`BatchMachine.state_chunk`,
 :attr:`BatchMachine.transition_chunk`, sized from the networks so that one batch's
 rows stay within about :data:`ROW_BYTES`).
@@ -48,9 +53,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 
+from gdl import kernels
 from gdl.compile import CompiledMachine
 from gdl.ground import Budget, Value, sccs
 from solvers.errors import GameRuntimeError
@@ -120,6 +127,7 @@ class Network:
                 self.row[a] = len(self.row) + 2
         self.n_rows = len(self.row) + 2
         self.layers = [self._layer(rules, atoms, rec) for _, rec, atoms in order]
+        self._flat = _flatten(self.layers)
 
     def _layer(self, rules: Mapping[int, Bodies], atoms: list[int], recursive: bool) -> _Layer:
         rows: list[int] = []
@@ -148,6 +156,10 @@ class Network:
         rows = np.zeros((self.n_rows, words), dtype=np.uint64)
         rows[TRUE_ROW] = ALL_ONES
         rows[2:2 + len(self.leaves)] = leaf_rows
+        compiled = kernels.compiled(words * 64)
+        if compiled is not None:
+            compiled.evaluate_network(rows, *self._flat)
+            return rows
         for layer in self.layers:
             if not layer.recursive:
                 rows[layer.head_rows] = _apply(layer, rows)
@@ -158,6 +170,24 @@ class Network:
                     break
                 rows[layer.head_rows] = heads
         return rows
+
+
+def _flatten(layers: list[_Layer]) -> tuple[np.ndarray, ...]:
+    """The layers as the flat arrays of :func:`gdl.batch_kernels.evaluate_network`."""
+    literals = np.cumsum([0] + [len(x.literal_rows) for x in layers])
+    bodies = np.cumsum([0] + [len(x.body_start) for x in layers])
+    heads = np.cumsum([0] + [len(x.head_rows) for x in layers])
+
+    def joined(parts: list[np.ndarray], dtype: type = np.int64) -> np.ndarray:
+        return np.concatenate(parts).astype(dtype) if parts else np.empty(0, dtype=dtype)
+
+    return (joined([x.literal_rows for x in layers]), joined([x.negate for x in layers], np.uint64),
+            np.append(joined([x.body_start + o for x, o in zip(layers, literals, strict=False)]),
+                      literals[-1]),
+            np.append(joined([x.head_start + o for x, o in zip(layers, bodies, strict=False)]),
+                      bodies[-1]),
+            joined([x.head_rows for x in layers]), heads.astype(np.int64),
+            np.array([x.recursive for x in layers], dtype=np.bool_))
 
 
 def _apply(layer: _Layer, rows: np.ndarray) -> np.ndarray:
@@ -176,7 +206,15 @@ _SWAP_MASKS = tuple((np.uint64(k), np.uint64(sum(1 << b for b in range(64) if no
 
 def transpose_bits(matrix: np.ndarray) -> np.ndarray:
     """The transpose of a bit matrix: [R, C / 64] uint64 rows (R a multiple of 64)
-    -> [C, R / 64]. Each block of 64 x 64 bits (64 words) is transposed in place
+    -> [C, R / 64] (items: the longer side in bits)."""
+    compiled = kernels.compiled(max(matrix.shape[0], matrix.shape[1] * 64))
+    if compiled is not None:
+        return compiled.transpose_bits(np.ascontiguousarray(matrix))
+    return _transpose_numpy(matrix)
+
+
+def _transpose_numpy(matrix: np.ndarray) -> np.ndarray:
+    """Each block of 64 x 64 bits (64 words) is transposed in place
     by six delta swaps (words ``i`` and ``i + k`` exchange the bits ``j + k`` /
     ``j`` their halves disagree on, for k = 32 ... 1), vectorised over all blocks;
     several times faster than unpacking to bools and transposing those."""
@@ -288,6 +326,7 @@ class BatchMachine:
         self.outer_words = (len(self._outer_atoms) + 63) // 64
         used_does = [a for a in self._does_atoms if a in self.move_net.row]
         self.leaf_words = self.outer_words + (len(used_does) + 63) // 64
+        self._leaf_width = max(self.leaf_words, self.outer_words + 1)  # a word for does bits
         bit = {a: i for i, a in enumerate(self._outer_atoms)}
         bit.update({a: self.outer_words * 64 + i for i, a in enumerate(used_does)})
         self._leaf_bit = np.array([bit[a] for a in self.move_net.leaves], dtype=np.int64)
@@ -317,6 +356,7 @@ class BatchMachine:
                                         dtype=np.int64)
         self._outer_rows = np.array([row.get(a, FALSE_ROW) for a in self._outer_atoms],
                                     dtype=np.int64)
+        self._leaf_buffer = self._child_buffer = np.empty((0, 1), dtype=np.uint64)
         self.state_chunk = _chunk(self.state_net.n_rows)
         self.transition_chunk = _chunk(self.move_net.n_rows + self.n_facts)
 
@@ -342,8 +382,10 @@ class BatchMachine:
             terminal=packed_to_bits(rows_to_packed(rows[[self._terminal_row]], n), 1)[:, 0],
             legal=packed_to_bits(legal, self.n_moves), legal_packed=legal,
             goal=packed_to_bits(rows_to_packed(rows[self._goal_rows], n), len(self._goal_rows)),
-            next_free=rows_to_packed(rows[self._free_next_rows], n)[:, :self.n_words],
-            outer=rows_to_packed(rows[self._outer_rows], n)[:, :self.outer_words])
+            next_free=np.ascontiguousarray(rows_to_packed(rows[self._free_next_rows], n)
+                                           [:, :self.n_words]),
+            outer=np.ascontiguousarray(rows_to_packed(rows[self._outer_rows], n)
+                                       [:, :self.outer_words]))
 
     # -- step 5
     def next_states(self, batch: StateBatch, parent: np.ndarray,
@@ -354,8 +396,7 @@ class BatchMachine:
         children = batch.next_free[parent]
         if not len(self._move_next_rows):
             return children
-        width = padded(t)
-        leaves = np.zeros((width, max(self.leaf_words, self.outer_words + 1)), dtype=np.uint64)
+        leaves = self._leaves(t)
         leaves[:t, :self.outer_words] = batch.outer[parent]
         if self.leaf_words - self.outer_words <= 1:  # one word of moves: OR the masks
             for move in moves:
@@ -364,10 +405,37 @@ class BatchMachine:
             columns = np.arange(t)
             for move in moves:
                 leaves[columns, self._does_word[move]] |= self._does_mask[move]
+        return self._add_move_facts(leaves, children)
+
+    def chunk_next_states(self, compiled: ModuleType, batch: StateBatch, counts: np.ndarray,
+                          low: int, high: int, total: int, legal: np.ndarray,
+                          start: np.ndarray) -> np.ndarray:
+        """:meth:`next_states` of the ``total`` joint moves of batch rows ``low:high``
+        in the expansion's order, enumerated by the compiled
+        :func:`~gdl.batch_kernels.chunk_transitions` (``counts``, ``legal``,
+        ``start``: as there). The result is a buffer reused by the next call."""
+        width = padded(total)
+        if len(self._leaf_buffer) < width:  # reused: fresh pages cost more than the loop
+            self._leaf_buffer = np.empty((width, self._leaf_width), dtype=np.uint64)
+            self._child_buffer = np.empty((width, self.n_words), dtype=np.uint64)
+        leaves, children = self._leaf_buffer[:width], self._child_buffer[:total]
+        compiled.chunk_transitions(counts, low, high, legal, start, batch.outer,
+                                   batch.next_free, self._does_word, self._does_mask, leaves,
+                                   children)
+        if not len(self._move_next_rows):
+            return children
+        return self._add_move_facts(leaves, children)
+
+    def _leaves(self, t: int) -> np.ndarray:
+        """Zero packed leaves for ``t`` transitions (padded to a multiple of 64)."""
+        return np.zeros((padded(t), self._leaf_width), dtype=np.uint64)
+
+    def _add_move_facts(self, leaves: np.ndarray, children: np.ndarray) -> np.ndarray:
+        """``children`` OR the ``next`` facts the move network derives from ``leaves``."""
         rows = self.move_net.evaluate(transpose_bits(leaves)[self._leaf_bit])
-        facts = np.zeros((self.n_words * 64, width // 64), dtype=np.uint64)
+        facts = np.zeros((self.n_words * 64, len(leaves) // 64), dtype=np.uint64)
         facts[self._move_next_facts] = rows[self._move_next_rows]
-        children |= transpose_bits(facts)[:t]
+        children |= transpose_bits(facts)[:len(children)]
         return children
 
     # -- helpers for the expansion

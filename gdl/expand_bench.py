@@ -5,15 +5,20 @@ What is measured, for every game (default: blocker and doubletictactoe from
 
 1. The game is loaded once (compiled engine).
 2. The batched path (:mod:`gdl.batch_expand`) expands it breadth first until it
-   ends or a budget stops it (``--max-states``, ``--time-limit`` per path), then
-   the per-state path (:func:`gdl.expand.expand_states`) with the same budget, in
-   that order (memory a Python-object path has taken is not given back, so it
-   goes second).
+   ends or a budget stops it (``--max-states``, ``--time-limit`` per path): first
+   as it runs by default (``batched``: with the compiled kernels of
+   :mod:`gdl.batch_kernels` where :mod:`gdl.kernels` chooses them; their load or
+   compile time is measured once beforehand and printed), then with the numpy
+   passes only (``batched-numpy``; skipped without numba or with ``--no-numpy``),
+   then the per-state path (:func:`gdl.expand.expand_states`) with the same
+   budget (memory a Python-object path has taken is not given back, so it goes
+   last).
 3. For each: distinct states and transitions (``next`` computations) done,
    wall-clock and CPU seconds, the rates per CPU second (the machine is shared:
    CPU time is the fairer clock; wall rates are printed too), and bytes per state
    (resident memory growth; for the batched path also the bytes its arrays hold).
-4. The ratios batched / per-state of the CPU rates.
+4. The ratios of the CPU rates: batched / per-state, batched-numpy / per-state
+   and batched / batched-numpy.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from gdl import kernels
 from gdl.batch_expand import BatchedExpansion
 from gdl.batch_machine import BatchMachine
 from gdl.compile import CompiledMachine
@@ -42,7 +48,7 @@ DEFAULT_GAMES = (CORPUS / "blocker.kif", CORPUS / "doubletictactoe.kif",
 @dataclass
 class Run:
     game: str
-    path: str                   # "batched" or "per-state"
+    path: str                   # "batched", "batched-numpy" or "per-state"
     states: int
     transitions: int
     wall: float
@@ -83,14 +89,21 @@ def measure(name: str, label: str, work: Callable[[], tuple[int, int, int | None
                time.process_time() - cpu, _resident_mb() - base, held, stop)
 
 
-def bench_game(machine: StateMachine, name: str, budget: Budget) -> list[Run]:
-    """Both paths on one game (steps 2-3)."""
+def bench_game(machine: StateMachine, name: str, budget: Budget, numpy: bool = True) -> list[Run]:
+    """The paths on one game (steps 2-3): batched, [batched-numpy,] per-state."""
     if not isinstance(machine, CompiledMachine):
         raise GameError(f"{name}: the compiled engine declined it ({machine.fallback_reason})")
-    return [_batched_run(machine, name, budget), _per_state_run(machine, name, budget)]
+    runs = [_batched_run(machine, name, budget, "batched")]
+    if numpy and kernels.ENABLED:
+        kernels.ENABLED = False
+        try:
+            runs.append(_batched_run(machine, name, budget, "batched-numpy"))
+        finally:
+            kernels.ENABLED = True
+    return runs + [_per_state_run(machine, name, budget)]
 
 
-def _batched_run(machine: CompiledMachine, name: str, budget: Budget) -> Run:
+def _batched_run(machine: CompiledMachine, name: str, budget: Budget, label: str) -> Run:
     expansion = BatchedExpansion(BatchMachine(machine), budget, None)
 
     def counts() -> tuple[int, int, int | None]:
@@ -100,7 +113,7 @@ def _batched_run(machine: CompiledMachine, name: str, budget: Budget) -> Run:
         result = expansion.run(None)
         return result.dag.num_states, result.transitions, result.nbytes()
 
-    return measure(name, "batched", work, counts)
+    return measure(name, label, work, counts)
 
 
 def _per_state_run(machine: StateMachine, name: str, budget: Budget) -> Run:
@@ -126,6 +139,8 @@ def main(argv: list[str]) -> int:
                         help="distinct states per path (default 2,000,000)")
     parser.add_argument("--time-limit", type=float, default=120.0,
                         help="seconds per path (default 120)")
+    parser.add_argument("--no-numpy", action="store_true",
+                        help="skip the batched run with the numpy passes only")
     parser.add_argument("--json", action="store_true", help="print one JSON object per line")
     args = parser.parse_args(argv)
     if args.max_states < 1 or args.time_limit <= 0:
@@ -134,20 +149,38 @@ def main(argv: list[str]) -> int:
     if not paths:
         raise GameError("no games to bench (../shared/gdl-corpus is absent: name some)")
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit, memory_mb=None)
+    load = _load_kernels()
     if not args.json:
         print(f"budget per path: {args.max_states:,} states, {args.time_limit:g} s; rates per "
               "CPU second (wall in brackets); B/state = resident growth / states")
+        print(f"compiled kernels: {load}")
     for path in paths:
-        runs = bench_game(load_machine(str(path), engine="compiled"), path.stem, budget)
+        runs = bench_game(load_machine(str(path), engine="compiled"), path.stem, budget,
+                          not args.no_numpy)
         for run in runs:
             _print(run, args.json)
-        new, old = runs
+        pairs = [(run, runs[-1]) for run in runs[:-1]] + [tuple(runs[:2])] * (len(runs) == 3)
         if not args.json:
-            print(f"  {path.stem}: batched / per-state = "
-                  f"{new.states_per_cpu_second / max(old.states_per_cpu_second, 1e-9):.1f}x "
-                  f"states/s, {new.transitions_per_cpu_second / max(old.transitions_per_cpu_second, 1e-9):.1f}x "
-                  "transitions/s")
+            print(f"  {path.stem}: " + "; ".join(
+                f"{new.path} / {old.path} = {_ratio(new, old, 'states')}x states/s, "
+                f"{_ratio(new, old, 'transitions')}x transitions/s" for new, old in pairs))
     return 0
+
+
+def _ratio(new: Run, old: Run, what: str) -> str:
+    rate = f"{what}_per_cpu_second"
+    return f"{getattr(new, rate) / max(getattr(old, rate), 1e-9):.1f}"
+
+
+def _load_kernels() -> str:
+    """Load (or compile, the first time) the kernels before timing: what it cost."""
+    if not kernels.ENABLED:
+        return "off (numba is not installed or GGP_NUMBA=0): every batch takes numpy"
+    wall, cpu = time.perf_counter(), time.process_time()
+    kernels.load()
+    return (f"numba, for every batch once loaded (else from {kernels.MIN_ITEMS:,} items); loaded in "
+            f"{time.perf_counter() - wall:.2f} s ({time.process_time() - cpu:.2f} s CPU, "
+            "including a compile if the disk cache was empty)")
 
 
 def _print(run: Run, as_json: bool) -> None:

@@ -18,11 +18,21 @@ Algorithm:
    and are inserted by the same probing; rows that race for one empty slot all
    write it, one of them holds it, and the others move on. The table doubles and is
    rebuilt from the rows when the load passes :data:`MAX_LOAD`.
+
+With the compiled kernels (:mod:`gdl.kernels` decides) steps 2-4 are one loop,
+:func:`gdl.batch_kernels.table_add`, row after row: probe, compare in full,
+append and insert a new row at once, so a row repeated later in the batch finds
+it; the numbering is the same. Room for the whole batch (rows, and slots under
+the load limit) is made before the loop.
 """
 
 from __future__ import annotations
 
+from types import ModuleType
+
 import numpy as np
+
+from gdl import kernels
 
 MAX_LOAD = 0.6
 GROWTH = 1.5
@@ -33,6 +43,9 @@ _MIX2 = np.uint64(0x94D049BB133111EB)
 
 def hash_rows(rows: np.ndarray) -> np.ndarray:
     """[n] uint64 hashes of [n, w] uint64 rows (step 1)."""
+    compiled = kernels.compiled(len(rows))
+    if compiled is not None:
+        return compiled.hash_rows(np.ascontiguousarray(rows))
     h = np.full(len(rows), 0x243F6A8885A308D3, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for k in range(rows.shape[1]):
@@ -101,12 +114,17 @@ class RowTable:
         """Bytes allocated (rows with their spare capacity, and the slots)."""
         return self._rows.nbytes + self._slots.nbytes
 
-    def add(self, rows: np.ndarray) -> tuple[np.ndarray, int]:
+    def add(self, rows: np.ndarray, out: np.ndarray | None = None) -> tuple[np.ndarray, int]:
         """(number of each row, how many were new); new rows are numbered in order
-        of first occurrence after every row already held."""
+        of first occurrence after every row already held. The numbers are written
+        to ``out`` when given (and it is returned)."""
+        out = np.empty(len(rows), dtype=np.int64) if out is None else out
         if not len(rows):
-            return np.empty(0, dtype=np.int64), 0
+            return out, 0
         hashes = hash_rows(rows)
+        compiled = kernels.compiled(len(rows))
+        if compiled is not None:
+            return out, self._add_compiled(compiled, np.ascontiguousarray(rows), hashes, out)
         first, inverse = unique_rows(rows, hashes)
         distinct, distinct_hashes = rows[first], hashes[first]
         found = self._find(distinct, distinct_hashes)
@@ -119,7 +137,18 @@ class RowTable:
                 self._rebuild()
             else:
                 self._insert(numbers, distinct_hashes[new])
-        return found[inverse], len(new)
+        out[:] = found[inverse]
+        return out, len(new)
+
+    def _add_compiled(self, compiled: ModuleType, rows: np.ndarray, hashes: np.ndarray,
+                      out: np.ndarray) -> int:
+        """:meth:`add` in one compiled loop, room made first for every row being new."""
+        before = self.n
+        self._reserve(before + len(rows))
+        if before + len(rows) > MAX_LOAD * len(self._slots):
+            self._rebuild(before + len(rows))
+        self.n = compiled.table_add(rows, hashes, self._rows, before, self._slots, out)
+        return self.n - before
 
     def _find(self, rows: np.ndarray, hashes: np.ndarray) -> np.ndarray:
         mask = len(self._slots) - 1
@@ -136,6 +165,10 @@ class RowTable:
         return found
 
     def _insert(self, numbers: np.ndarray, hashes: np.ndarray) -> None:
+        compiled = kernels.compiled(len(numbers))
+        if compiled is not None:
+            compiled.table_insert(numbers, hashes, self._slots)
+            return
         mask = len(self._slots) - 1
         slot = (hashes & np.uint64(mask)).astype(np.int64)
         while len(numbers):  # a row whose slot is taken probes on from the next one
@@ -146,16 +179,22 @@ class RowTable:
 
     def _append(self, rows: np.ndarray) -> None:
         end = self.n + len(rows)
+        self._reserve(end)
+        self._rows[self.n:end] = rows
+        self.n = end
+
+    def _reserve(self, end: int) -> None:
+        """Room for ``end`` rows."""
         if end > len(self._rows):
             grown = np.empty((max(end, int(len(self._rows) * GROWTH)), self.n_words),
                              dtype=np.uint64)
             grown[:self.n] = self._rows[:self.n]
             self._rows = grown
-        self._rows[self.n:end] = rows
-        self.n = end
 
-    def _rebuild(self) -> None:
-        self._slots = np.full(_power_of_two(self.n * GROWTH / MAX_LOAD), -1, dtype=np.int32)
+    def _rebuild(self, rows: int | None = None) -> None:
+        """New slots for ``rows`` rows (default: those held) and the held rows in them."""
+        rows = self.n if rows is None else rows
+        self._slots = np.full(_power_of_two(rows * GROWTH / MAX_LOAD), -1, dtype=np.int32)
         step = 1 << 20
         for start in range(0, self.n, step):
             stop = min(self.n, start + step)
@@ -164,20 +203,24 @@ class RowTable:
     def trimmed(self) -> np.ndarray:
         """The rows without spare capacity (the table itself is let go)."""
         self._slots = np.full(1, -1, dtype=np.int32)
-        self._rows = shrink(self._rows, self.n)
+        self._rows = resized(self._rows, self.n)  # in place: 3 GB are not copied
         return self._rows
 
 
-def shrink(array: np.ndarray, n: int) -> np.ndarray:
-    """``array[:n]`` without the spare capacity: in place (a realloc) when the array
-    owns its memory and nothing views it, so a 3 GB array is not copied at the end."""
+def resized(array: np.ndarray, n: int) -> np.ndarray:
+    """``array`` with ``n`` rows (the first ones kept, new ones zero): in place (a
+    realloc, which moves pages rather than copying a large array) when the array
+    owns its memory and nothing views it, else a copy."""
     if array.flags.owndata and array.base is None:
         try:
             array.resize((n,) + array.shape[1:], refcheck=False)
             return array
         except ValueError:  # not contiguous or not resizable: copy
             pass
-    return array[:n].copy()
+    copy = np.zeros((n,) + array.shape[1:], dtype=array.dtype)
+    kept = min(n, len(array))
+    copy[:kept] = array[:kept]
+    return copy
 
 
 def _same(a: np.ndarray, i: np.ndarray, b: np.ndarray, j: np.ndarray) -> np.ndarray:

@@ -2,12 +2,18 @@
 
 The per-state path is the reference: both must give the same state graph, state
 for state in the same numbering (same states, same legal moves in the same order,
-same children of every joint move, same terminal goals).
+same children of every joint move, same terminal goals). Every test runs twice:
+with the compiled kernels (gdl.batch_kernels, for every batch size) and with the
+numpy fallback.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,6 +23,7 @@ from test_gdl_solve_expand import COIN, CYCLE, NIM
 import gdl.batch_expand
 import gdl.batch_machine
 import gdl.expand
+import gdl.kernels
 import gdl.row_table
 from gdl.batch_expand import DagExpansion, expand_dag, from_graph
 from gdl.expand import Budget, expand_states
@@ -25,6 +32,16 @@ from gdl.row_table import RowTable, unique_rows
 from solvers.errors import GameError, LimitReached, UnsupportedGame
 
 UNLIMITED = Budget(max_states=None, memory_mb=None)
+
+
+@pytest.fixture(params=["numba", "numpy"], autouse=True)
+def kernels(request, monkeypatch) -> str:
+    """Run the test with the compiled kernels, then with the numpy passes."""
+    if request.param == "numba" and not gdl.kernels.ENABLED:
+        pytest.skip("numba is not installed (or GGP_NUMBA=0)")
+    monkeypatch.setattr(gdl.kernels, "ENABLED", request.param == "numba")
+    monkeypatch.setattr(gdl.kernels, "MIN_ITEMS", 0)   # small games take the kernels too
+    return request.param
 
 # 2-player corpus games that expand completely in about a second state by state:
 # turn-based, simultaneous (roshambo2, ticTicToe, gt_*, chickentictactoe) and
@@ -176,3 +193,81 @@ def test_row_table_is_exact_when_every_hash_collides(monkeypatch) -> None:
     assert new_a + new_b == len(expected) == table.n
     assert np.array_equal(table.rows[np.concatenate([a, b])], np.concatenate([rows[:300], rows[200:]]))
     assert [tuple(r) for r in table.rows.tolist()] == expected
+
+
+def test_compiled_transpose_and_hash_equal_the_numpy_ones(kernels: str) -> None:
+    rng = np.random.default_rng(3)
+    matrix = rng.integers(0, 2**64, size=(192, 3), dtype=np.uint64)
+    expected = gdl.batch_machine._transpose_numpy(matrix)
+    assert np.array_equal(gdl.batch_machine.transpose_bits(matrix), expected)
+    assert np.array_equal(gdl.batch_machine.transpose_bits(expected), matrix)
+    # a hand-made bit: row 5, column 70 -> row 70, column 5
+    single = np.zeros((64, 2), dtype=np.uint64)
+    single[5, 1] = np.uint64(1 << 6)
+    moved = gdl.batch_machine.transpose_bits(single)
+    assert moved[70, 0] == np.uint64(1 << 5) and int(moved.astype(bool).sum()) == 1
+    hashes = gdl.row_table.hash_rows(matrix)
+    gdl.kernels.ENABLED = kernels != "numba"
+    assert np.array_equal(gdl.row_table.hash_rows(matrix), hashes)
+
+
+def test_row_table_grows_and_keeps_numbers_under_collisions(monkeypatch) -> None:
+    # a few distinct hash values only: long probe runs, slot rebuilds while adding
+    monkeypatch.setattr(gdl.row_table, "hash_rows",
+                        lambda r: (r[:, 0] % np.uint64(3)).astype(np.uint64))
+    rng = np.random.default_rng(11)
+    rows = rng.integers(0, 3000, size=(5000, 1)).astype(np.uint64)
+    table = RowTable(1, capacity=2)
+    numbers = np.concatenate([table.add(rows[i:i + 700])[0] for i in range(0, len(rows), 700)])
+    expected = list(dict.fromkeys(rows[:, 0].tolist()))
+    assert table.rows[:, 0].tolist() == expected
+    assert np.array_equal(table.rows[numbers], rows)
+
+
+def test_kernel_rule_threshold_switch_and_lazy_import(monkeypatch) -> None:
+    monkeypatch.setattr(gdl.kernels, "MIN_ITEMS", 50_000)
+    monkeypatch.setattr(gdl.kernels, "_loaded", None)
+    if gdl.kernels.ENABLED:
+        assert gdl.kernels.compiled(49_999) is None
+        assert gdl.kernels.compiled(50_000).__name__ == "gdl.batch_kernels"
+        assert gdl.kernels.compiled(1).__name__ == "gdl.batch_kernels"   # loaded: every size
+    monkeypatch.setattr(gdl.kernels, "ENABLED", False)
+    assert gdl.kernels.compiled(10**9) is None
+    # a numba that does not import switches the kernels off instead of failing
+    monkeypatch.setattr(gdl.kernels, "ENABLED", True)
+    monkeypatch.setattr(gdl.kernels, "_loaded", None)
+    monkeypatch.setitem(sys.modules, "gdl.batch_kernels", None)
+    assert gdl.kernels.compiled(10**9) is None and not gdl.kernels.ENABLED
+    # GGP_NUMBA=0 switches the kernels off; numba is imported only when a batch needs it
+    code = ("import sys, gdl.batch_expand, gdl.kernels; "
+            "print(gdl.kernels.ENABLED, 'numba' in sys.modules)")
+    for value, enabled in (("0", "False"), ("1", str(gdl.kernels.find_spec("numba") is not None))):
+        env = {**os.environ, "GGP_NUMBA": value}
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             env=env, cwd=Path(gdl.kernels.__file__).parent.parent, check=True)
+        assert out.stdout.split() == [enabled, "False"]
+
+
+def test_network_with_recursion_and_negation_equals_a_hand_evaluation(kernels: str) -> None:
+    # leaves 1 (edge a-b), 2 (edge b-c), 3 (start at a); derived: reach_a 10,
+    # reach_b 11, reach_c 12 (recursive: reach_b <- reach_a & edge; reach_a <- reach_b & edge),
+    # blocked 13 <- not reach_c; always 14 <- (empty body)
+    rules = {10: [((3,), ()), ((11, 1), ())], 11: [((10, 1), ()), ((12, 2), ())],
+             12: [((11, 2), ())], 13: [((), (12,))], 14: [((), ())]}
+    network = gdl.batch_machine.Network(rules, [10, 11, 12, 13, 14])
+    assert any(layer.recursive for layer in network.layers)
+    items = 64 * 3
+    rng = np.random.default_rng(5)
+    bits = rng.integers(0, 2, size=(3, items)).astype(bool)   # edge ab, edge bc, start
+    leaf_rows = np.packbits(bits, axis=1, bitorder="little").view(np.uint64)
+    assert network.leaves == [1, 2, 3]
+    rows = network.evaluate(leaf_rows)
+    got = {a: np.unpackbits(rows[network.row[a]].view(np.uint8), bitorder="little")[:items]
+           for a in (10, 11, 12, 13, 14)}
+    ab, bc, start = bits
+    reach_a = start.copy()
+    reach_b = reach_a & ab
+    reach_c = reach_b & bc
+    assert np.array_equal(got[10], reach_a) and np.array_equal(got[11], reach_b)
+    assert np.array_equal(got[12], reach_c) and np.array_equal(got[13], ~reach_c)
+    assert got[14].all()
