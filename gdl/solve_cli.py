@@ -57,7 +57,6 @@ from gdl.terms import Fn, Rule, term_to_kif
 from solvers.errors import GameError, LimitReached
 from solvers.files import prepare_output
 from solvers.report import root_strategy_text
-from solvers.simultaneous.dag import StateDag
 from solvers.simultaneous.dag_solution import DagSolution
 
 SOLVERS = ("baseline", "ih", "doab", "biab")
@@ -86,59 +85,41 @@ class GdlSolveResult:
     solve_seconds: float
     path: str = "model"
     peak_rss_mb: float | None = None
+    _figures: dict | None = dataclasses.field(default=None, repr=False)
 
     @property
     def expand_seconds(self) -> float:
-        if isinstance(self.expansion, DagExpansion):
-            return self.expansion.seconds
-        return self.expansion.graph.seconds
+        return self.figures()["expand_seconds"]
 
     @property
     def player_roles(self) -> tuple[str, str]:
-        if isinstance(self.expansion, DagExpansion):
-            return self.expansion.dag.player_names
-        return self.expansion.player_roles
+        return self.figures()["roles"]
 
     @property
     def states(self) -> int:
-        if isinstance(self.expansion, DagExpansion):
-            return self.expansion.dag.num_states
-        return self.expansion.graph.n_states
+        return self.figures()["states"]
 
     @property
     def nodes(self) -> int:
-        """Nodes of the per-entry game (decision and chance nodes); on the DAG path
-        counted as :func:`~solvers.simultaneous.dag_convert.dag_to_game` makes them."""
-        if isinstance(self.expansion, DagExpansion):
-            dag = self.expansion.dag
-            chance = dag.nk > 1
-            cells = dag.n0[chance].astype(np.int64) * dag.n1[chance]
-            return int(np.count_nonzero(~dag.terminal) + cells.sum())
-        return self.expansion.game.num_nodes
+        return self.figures()["nodes"]
 
     @property
     def transitions(self) -> int:
-        """Joint moves expanded (entries of the model, nature's outcomes counted)."""
-        if isinstance(self.expansion, DagExpansion):
-            return self.expansion.transitions
-        return int(sum(s.size for s in self.expansion.graph.successors if s is not None))
+        return self.figures()["transitions"]
 
     @property
     def constant_sum(self) -> float | None:
-        if isinstance(self.expansion, DagExpansion):
-            return dag_constant_sum(self.expansion.dag)
-        return self.expansion.graph.constant_sum
+        return self.figures()["constant_sum"]
 
     @property
     def bytes_per_state(self) -> float:
-        """Bytes the expanded model holds per state (the DAG with its state and move
-        tables, or the per-entry game's arrays)."""
-        if isinstance(self.expansion, DagExpansion):
-            held = self.expansion.nbytes()
-        else:
-            game = self.expansion.game
-            held = sum(v.nbytes for v in vars(game).values() if isinstance(v, np.ndarray))
-        return held / max(self.states, 1)
+        return self.figures()["bytes_per_state"]
+
+    def figures(self) -> dict:
+        """:func:`expanded_figures` of the expansion (computed once)."""
+        if self._figures is None:
+            self._figures = expanded_figures(self.expansion)
+        return self._figures
 
     def values(self) -> dict[str, float]:
         roles = self.player_roles
@@ -191,10 +172,46 @@ class GdlSolveResult:
         }
 
 
-def dag_constant_sum(dag: StateDag) -> float | None:
-    """The common goal sum of every terminal state, or None (general-sum)."""
-    sums = np.unique(dag.payoff[dag.terminal].sum(axis=1))
-    return float(sums[0]) if sums.size == 1 else None
+def expanded_figures(expansion: Expansion | DagExpansion) -> dict:
+    """``states``, ``nonterminal``, ``nodes`` (of the per-entry game: decision and
+    chance nodes; on the DAG path counted as
+    :func:`~solvers.simultaneous.dag_convert.dag_to_game` makes them), ``transitions``
+    (joint moves expanded, nature's outcomes counted), ``bytes_per_state`` (the DAG
+    with its state and move tables, or the per-entry game's arrays),
+    ``expand_seconds``, ``constant_sum`` and ``roles`` of an expansion."""
+    if isinstance(expansion, DagExpansion):
+        dag = expansion.dag
+        chance = dag.nk > 1
+        cells = dag.n0[chance].astype(np.int64) * dag.n1[chance]
+        sums = np.unique(dag.payoff[dag.terminal].sum(axis=1))
+        nonterminal = int(np.count_nonzero(~dag.terminal))
+        return {"states": dag.num_states, "nonterminal": nonterminal,
+                "nodes": nonterminal + int(cells.sum()), "transitions": expansion.transitions,
+                "bytes_per_state": expansion.nbytes() / max(dag.num_states, 1),
+                "expand_seconds": expansion.seconds,
+                "constant_sum": float(sums[0]) if sums.size == 1 else None,
+                "roles": dag.player_names}
+    graph, game = expansion.graph, expansion.game
+    held = sum(v.nbytes for v in vars(game).values() if isinstance(v, np.ndarray))
+    return {"states": graph.n_states, "nonterminal": graph.n_states - graph.n_terminal,
+            "nodes": game.num_nodes,
+            "transitions": int(sum(s.size for s in graph.successors if s is not None)),
+            "bytes_per_state": held / max(graph.n_states, 1), "expand_seconds": graph.seconds,
+            "constant_sum": graph.constant_sum, "roles": expansion.player_roles}
+
+
+def solve_any(expansion: Expansion | DagExpansion, solver: str, *, selection: str = "first",
+              time_limit: float | None = None, memory_mb: float | None = None,
+              progress: Callable[[int, int], None] | None = None
+              ) -> tuple[object, dict, float]:
+    """(solution, certificate, seconds) on either path (:func:`solve_dag_expansion`,
+    :func:`solve_expansion`; ``memory_mb`` bounds the DAG path's solve)."""
+    if isinstance(expansion, DagExpansion):
+        return solve_dag_expansion(expansion, solver, selection=selection,
+                                   time_limit=time_limit, memory_mb=memory_mb,
+                                   progress=progress)
+    return solve_expansion(expansion, solver, selection=selection, time_limit=time_limit,
+                           progress=progress)
 
 
 def player_count_check(rules: Sequence[Rule]) -> None:
@@ -299,14 +316,9 @@ def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
         expansion = expand(machine, budget=budget, progress=progress)
     if budget.time_limit is not None:
         left = max(budget.time_limit - (time.perf_counter() - start), 1e-3)
-    report = _solve_progress(progress, solver) if progress else None
-    if isinstance(expansion, DagExpansion):
-        solution, check, seconds = solve_dag_expansion(
-            expansion, solver, selection=selection, time_limit=left,
-            memory_mb=budget.memory_mb, progress=report)
-    else:
-        solution, check, seconds = solve_expansion(
-            expansion, solver, selection=selection, time_limit=left, progress=report)
+    solution, check, seconds = solve_any(
+        expansion, solver, selection=selection, time_limit=left, memory_mb=budget.memory_mb,
+        progress=_solve_progress(progress, solver) if progress else None)
     return GdlSolveResult(name, rules, machine.engine_name, expansion, solution, check,
                           load_seconds, seconds, path, round(peak_rss_mb(), 1))
 
@@ -423,12 +435,11 @@ def _summary(result: GdlSolveResult) -> str:
     kind = f"constant-sum {constant_sum:g}" if constant_sum is not None else "general-sum"
     values = ", ".join(f"{role} {value:g}" for role, value in result.values().items())
     check = result.certificate
-    terminal = (int(np.count_nonzero(result.expansion.dag.terminal))
-                if isinstance(result.expansion, DagExpansion) else result.expansion.graph.n_terminal)
     unit = "states" if result.path == "dag" else "nodes"
     return "\n".join([
         f"game {result.name} (engine {result.engine}, loaded in {result.load_seconds:.2f} s)",
-        f"expanded ({result.path} path): {result.states:,} states ({result.states - terminal:,} "
+        f"expanded ({result.path} path): {result.states:,} states "
+        f"({result.figures()['nonterminal']:,} "
         f"non-terminal), {result.nodes:,} nodes, {result.transitions:,} transitions, {kind}, "
         f"in {result.expand_seconds:.2f} s ({result.bytes_per_state:.0f} B/state)",
         f"{result.solution.solver}: values {values} in {result.solve_seconds:.2f} s "  # type: ignore[attr-defined]
