@@ -147,8 +147,10 @@ class GdlBrain:
         info: dict[str, Any] = {"engine": self.machine.engine_name, "roles": len(self.machine.roles)}
         if self.players >= 2 and until - started > 1.5:
             # the LP solver of simultaneous nodes takes ~1 s to import: on the start
-            # clock, not on a play clock
+            # clock, not on a play clock (the DAG endgame solves only once it is in)
             import scipy.optimize  # noqa: F401
+
+            import solvers.simultaneous.dag_solve  # noqa: F401
         if self.solution is not None:
             info["solution"] = str(self.solution.path)
         elif self.players == 2 and not self.machine.is_terminal(self.state):
@@ -296,6 +298,10 @@ class GdlBrain:
             self.exact.clear()
             self.trap_memo.clear()
         try:
+            now = time.monotonic()
+            # the scale path first, for half the time: it fills the table, so the
+            # search below only backs up the root; over its budget, the search goes on
+            self._dag_endgame(now + (until - now) / 2, nodes)
             return solve_exact(self.machine, self.state, chance_roles=self.chance,
                                node_budget=nodes, deadline=until, table=self.exact)
         except UnsupportedGame:
@@ -307,6 +313,38 @@ class GdlBrain:
             self.exact.clear()
             self.trap_memo.clear()
             return "out of memory"
+
+    def _dag_endgame(self, until: float, nodes: int) -> bool:
+        """Solve the subgame below the current state on the scale path (batched
+        expansion, level-batched baseline) into the exact table; True when done.
+
+        Only for a compiled machine once the level solver is imported (never a
+        second's import on a play clock), and only where the values are those
+        :func:`solvers.search.solve_exact` would find: a constant-sum subgame without
+        nature (a general-sum equilibrium or a chance node is left to it)."""
+        import sys
+
+        if (self.players != 2 or self.chance or self.step == 0
+                or "solvers.simultaneous.dag_solve" not in sys.modules
+                or self.machine.engine_name != "compiled" or self.state in self.exact):
+            return False
+        from gdl.batch_expand import expand_dag
+        from gdl.expand import Budget
+        from solvers.simultaneous.dag_solve import solve_dag
+
+        memory = self.options.memory_mb / 4 or None
+        try:
+            expansion = expand_dag(self.machine, self.state, budget=Budget(
+                max_states=nodes, time_limit=until - time.monotonic(), memory_mb=memory))
+            dag = expansion.dag
+            if np.ptp(dag.payoff[dag.terminal].sum(axis=1)) > 1e-9 or (dag.nk > 1).any():
+                return False
+            solution = solve_dag(dag, "baseline", time_limit=max(until - time.monotonic(), 1e-3),
+                                 memory_mb=memory)
+        except (GameError, MemoryError):
+            return False
+        self._fill_exact(expansion, solution)
+        return True
 
     def _trap_values(self, until: float) -> dict[int, float]:
         """For each of our value-keeping moves in the current state, what we expect if
