@@ -113,3 +113,19 @@ def test_a_broken_npz_is_skipped_or_refused(tmp_path) -> None:
     assert find_solution(tmp_path, "(role a) (role b)") is None
     with pytest.raises(Exception, match="not a compact GDL solution"):
         NpzSolution(tmp_path / "x.npz")
+
+
+@pytest.mark.parametrize("solver, options, hint", [
+    ("baseline", {"memory_mb": 0.5}, "raise --memory-mb"),
+    ("ih", {"time_limit": 1e-9}, "raise --time-limit")])
+def test_the_solve_phase_stops_with_one_line(solver, options, hint) -> None:
+    from gdl.batch_expand import expand_dag
+    from gdl.machine import load_machine
+    from gdl.solve_cli import solve_dag_expansion
+    from solvers.errors import LimitReached
+
+    expansion = expand_dag(load_machine(TICTACTOE))
+    with pytest.raises(LimitReached) as stop:
+        solve_dag_expansion(expansion, solver, **options)
+    assert stop.value.message.startswith(f"{solver} stopped: ") and hint in stop.value.message
+    assert "\n" not in stop.value.message
