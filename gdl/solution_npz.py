@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from gdl.batch_expand import DagExpansion
-from gdl.batch_machine import pack_ints, unpack_int
+from gdl.batch_machine import pack_ints
 from gdl.solution_store import FORMAT, VERSION, Strategies, hash_of
 from gdl.terms import Rule
 from solvers.errors import FormatError, GameError, Location
@@ -169,7 +169,6 @@ class NpzSolution:
             setattr(self, "_" + name, array)
         self._check()
         self._bit = {f: b for b, f in enumerate(self._facts.tolist())}
-        self._ints: list[int] | None = None
         self.bound = False
 
     def _check(self) -> None:
@@ -193,18 +192,22 @@ class NpzSolution:
         return self.bound
 
     def find(self, state: int) -> int | None:
-        """The position of a state given as an ``int`` over the file's bits, or None."""
-        if self._ints is None:    # Python ints compare fast; one list for all lookups
-            self._ints = [unpack_int(row) for row in self._keys]
-        ints = self._ints
-        low, high = 0, len(ints)
-        while low < high:
-            mid = (low + high) // 2
-            if ints[mid] < state:
-                low = mid + 1
-            else:
-                high = mid
-        return low if low < len(ints) and ints[low] == state else None
+        """The position of a state given as an ``int`` over the file's bits, or None:
+        a binary search per word, most significant first, within the rows that agree
+        on the words before (no per-state Python objects: 10^8 states load at once)."""
+        keys = self._keys
+        width = keys.shape[1]
+        if state < 0 or state.bit_length() > 64 * width:
+            return None
+        words = pack_ints([state], width)[0]
+        low, high = 0, len(keys)
+        for w in reversed(range(width)):
+            column = keys[low:high, w]
+            low, high = (low + int(np.searchsorted(column, words[w], "left")),
+                         low + int(np.searchsorted(column, words[w], "right")))
+            if low == high:
+                return None
+        return low
 
     def position(self, facts: Iterable[str]) -> int | None:
         state = 0

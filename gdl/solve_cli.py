@@ -366,12 +366,19 @@ def dag_strategy_lines(expansion: DagExpansion, solution: DagSolution,
     machine = expansion.machine
     if states is None:
         states = np.flatnonzero(solution.solved & ~dag.terminal).tolist()
+    labels: dict[int, tuple[list[str], list[str]]] = {}   # by legal move set (batched)
     for s in states:
-        moves = expansion.moves(s)
-        if moves is None or not solution.solved[s]:
+        if dag.terminal[s] or not solution.solved[s]:
             continue
-        strategies = {roles[p]: _strategy([machine.move_to_kif(m) for m in moves[p]],
-                                          solution.strategy(s, p)) for p in (0, 1)}
+        key = int(expansion.legal_set[s]) if expansion.legal_set is not None else -1
+        names = labels.get(key)
+        if names is None:
+            moves = expansion.moves(s)
+            names = ([machine.move_to_kif(m) for m in moves[0]],  # type: ignore[index]
+                     [machine.move_to_kif(m) for m in moves[1]])  # type: ignore[index]
+            if key >= 0:
+                labels[key] = names
+        strategies = {roles[p]: _strategy(names[p], solution.strategy(s, p)) for p in (0, 1)}
         value = solution.values[s]
         yield node_line(expansion.state_to_kif(s), strategies,
                         {roles[0]: _number(value[0]), roles[1]: _number(value[1])})
