@@ -129,3 +129,16 @@ def test_the_solve_phase_stops_with_one_line(solver, options, hint) -> None:
         solve_dag_expansion(expansion, solver, **options)
     assert stop.value.message.startswith(f"{solver} stopped: ") and hint in stop.value.message
     assert "\n" not in stop.value.message
+
+
+def test_doab_on_the_dag_path_equals_the_baseline() -> None:
+    path = corpus("chickentictactoe")
+    doab = solve_game(path, "doab", path="dag")
+    baseline = solve_game(path, "baseline")
+    assert doab.path == "dag" and doab.certificate["ok"]
+    assert doab.values() == baseline.values() == {"xplayer": 40.451179733,
+                                                  "oplayer": 59.548820267}
+    report = doab.to_json()
+    assert report["nodes_total"] == 11_093 and 0 < report["nodes_evaluated"] <= 11_093
+    root = next(doab.strategy_lines())
+    assert root["values"] == doab.values()
