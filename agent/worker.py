@@ -11,8 +11,8 @@ Choosing a GDL move (:class:`GdlBrain`):
    for grounding); a stored solution for the same rules
    (``rules_hash``, :mod:`gdl.solution_store`) is loaded when there is one; else a
    two-player game gets an exact pre-solve for at most half the start clock and
-   ``presolve_nodes`` states: the thesis' baseline on the expanded state DAG (as
-   ``ggp solve``), else :func:`solvers.search.solve_exact`; both fill the exact
+   ``presolve_nodes`` states: the thesis' baseline on the compact state DAG (as
+   ``ggp solve``: batched expansion, level-batched solve), else :func:`solvers.search.solve_exact`; both fill the exact
    table. The rest of the clock warms the search tree.
 2. Play clock: a state of the stored solution, or with an exact value, plays its
    solved strategy (sampling a mixed one). Otherwise an endgame solve gets a
@@ -37,7 +37,7 @@ import random
 import resource
 import signal
 import time
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -137,6 +137,8 @@ class GdlBrain:
             from gdl.solution_store import find_solution
 
             self.solution = find_solution(options.solutions, spec.text)
+            if hasattr(self.solution, "bind"):   # a compact file: by int state if it can
+                self.solution.bind(self.machine)
 
     # -- the match ----------------------------------------------------------------
 
@@ -145,8 +147,10 @@ class GdlBrain:
         info: dict[str, Any] = {"engine": self.machine.engine_name, "roles": len(self.machine.roles)}
         if self.players >= 2 and until - started > 1.5:
             # the LP solver of simultaneous nodes takes ~1 s to import: on the start
-            # clock, not on a play clock
+            # clock, not on a play clock (the DAG endgame solves only once it is in)
             import scipy.optimize  # noqa: F401
+
+            import solvers.simultaneous.dag_solve  # noqa: F401
         if self.solution is not None:
             info["solution"] = str(self.solution.path)
         elif self.players == 2 and not self.machine.is_terminal(self.state):
@@ -162,36 +166,48 @@ class GdlBrain:
         return info
 
     def _baseline_presolve(self, until: float) -> str:
-        """The thesis' baseline on the whole state DAG (``gdl.expand`` and
-        ``solvers.simultaneous``, the solver of ``ggp solve``); its state values fill
-        the exact table, so every move is then an exact one (with safe exploitation)."""
-        from gdl.expand import Budget, expand
-        from gdl.solve_cli import solve_expansion
+        """The thesis' baseline on the whole state DAG, as ``ggp solve`` (the scale
+        path: :func:`gdl.batch_expand.expand_dag`, batched for a compiled game, and
+        :func:`~solvers.simultaneous.dag_solve.solve_dag`); its state values fill the
+        exact table, so every move is then an exact one (with safe exploitation)."""
+        from gdl.batch_expand import expand_dag
+        from gdl.expand import Budget
 
         seconds = until - time.monotonic()
         if seconds <= 0.05 or self.step > 0:
             return "baseline: no time"
+        memory = self.options.memory_mb / 2 or None
         try:
             budget = Budget(max_states=self.options.presolve_nodes, time_limit=seconds,
-                            memory_mb=self.options.memory_mb / 2 or None,
-                            started=time.perf_counter())
-            expansion = expand(self.machine, budget=budget)
+                            memory_mb=memory, started=time.perf_counter())
+            expansion = expand_dag(self.machine, budget=budget)
+            # the level solver imports scipy (~0.7 s): only once there is a DAG to solve
+            from solvers.simultaneous.dag_solve import solve_dag
+
             left = until - time.monotonic()
             if left <= 0:
                 return "baseline: no time to solve"
-            solution, _, _ = solve_expansion(expansion, "baseline", time_limit=left)
-            graph, solved = expansion.graph, 0
-            for node in solution.support().tolist():
-                number = int(expansion.node_state[node])
-                if number < 0:
-                    continue  # a chance node has no state of its own
-                vector = np.zeros(len(self.machine.roles))
-                vector[list(graph.players)] = solution.values[node][:2]
-                self.exact[graph.states[number]] = vector
-                solved += 1
+            solution = solve_dag(expansion.dag, "baseline", time_limit=left, memory_mb=memory)
+            solved = self._fill_exact(expansion, solution)
         except (GameError, MemoryError) as exc:
             return f"baseline: {exc}"
         return f"baseline: solved, {solved} states"
+
+    def _fill_exact(self, expansion, solution) -> int:  # DagExpansion, DagSolution
+        """Put the solved non-terminal states' values into the exact table; the count."""
+        dag = expansion.dag
+        states = np.flatnonzero(solution.solved & ~dag.terminal)
+        values = np.zeros((states.size, len(self.machine.roles)))
+        values[:, list(expansion.players)] = solution.values[states]
+        if expansion.packed is not None:   # engine ints from the packed rows at once
+            width = 8 * expansion.packed.shape[1]
+            data = np.ascontiguousarray(expansion.packed[states], dtype="<u8").tobytes()
+            keys: Iterable[Hashable] = (int.from_bytes(data[k:k + width], "little")
+                                        for k in range(0, len(data), width))
+        else:
+            keys = (expansion.state(s) for s in states.tolist())
+        self.exact.update(zip(keys, values, strict=True))
+        return int(states.size)
 
     def advance(self, moves: Sequence[str] | None) -> None:
         """Apply the previous joint move (KIF, role order); None at the first step."""
@@ -240,8 +256,14 @@ class GdlBrain:
         """A move drawn from the stored solution's strategy at this state, if any."""
         if self.solution is None:
             return None
-        facts = self.machine.state_to_kif(self.state)
-        strategies = self.solution.strategy(facts) or {}
+        solution = self.solution
+        if getattr(solution, "bound", False):   # same compiled bits: no facts spelt
+            strategies = solution.strategy_at(self.state) or {}  # type: ignore[union-attr]
+            values = solution.values_at(self.state) or {}  # type: ignore[union-attr]
+        else:
+            facts = self.machine.state_to_kif(self.state)
+            strategies = solution.strategy(facts) or {}
+            values = solution.state_values(facts) or {}
         strategy = strategies.get(self.machine.roles[self.role])
         if not strategy:
             return None
@@ -251,7 +273,6 @@ class GdlBrain:
         if move not in legal:
             log.warning("stored solution move %s is not legal: ignored", kifs[index])
             return None
-        values = self.solution.state_values(facts) or {}
         info.update(method="solution", value=values.get(self.machine.roles[self.role]))
         return move
 
@@ -277,6 +298,10 @@ class GdlBrain:
             self.exact.clear()
             self.trap_memo.clear()
         try:
+            now = time.monotonic()
+            # the scale path first, for half the time: it fills the table, so the
+            # search below only backs up the root; over its budget, the search goes on
+            self._dag_endgame(now + (until - now) / 2, nodes)
             return solve_exact(self.machine, self.state, chance_roles=self.chance,
                                node_budget=nodes, deadline=until, table=self.exact)
         except UnsupportedGame:
@@ -288,6 +313,38 @@ class GdlBrain:
             self.exact.clear()
             self.trap_memo.clear()
             return "out of memory"
+
+    def _dag_endgame(self, until: float, nodes: int) -> bool:
+        """Solve the subgame below the current state on the scale path (batched
+        expansion, level-batched baseline) into the exact table; True when done.
+
+        Only for a compiled machine once the level solver is imported (never a
+        second's import on a play clock), and only where the values are those
+        :func:`solvers.search.solve_exact` would find: a constant-sum subgame without
+        nature (a general-sum equilibrium or a chance node is left to it)."""
+        import sys
+
+        if (self.players != 2 or self.chance or self.step == 0
+                or "solvers.simultaneous.dag_solve" not in sys.modules
+                or self.machine.engine_name != "compiled" or self.state in self.exact):
+            return False
+        from gdl.batch_expand import expand_dag
+        from gdl.expand import Budget
+        from solvers.simultaneous.dag_solve import solve_dag
+
+        memory = self.options.memory_mb / 4 or None
+        try:
+            expansion = expand_dag(self.machine, self.state, budget=Budget(
+                max_states=nodes, time_limit=until - time.monotonic(), memory_mb=memory))
+            dag = expansion.dag
+            if np.ptp(dag.payoff[dag.terminal].sum(axis=1)) > 1e-9 or (dag.nk > 1).any():
+                return False
+            solution = solve_dag(dag, "baseline", time_limit=max(until - time.monotonic(), 1e-3),
+                                 memory_mb=memory)
+        except (GameError, MemoryError):
+            return False
+        self._fill_exact(expansion, solution)
+        return True
 
     def _trap_values(self, until: float) -> dict[int, float]:
         """For each of our value-keeping moves in the current state, what we expect if

@@ -16,6 +16,10 @@ is one state as the ``--strategy`` file writes it: ``{"node": [KIF facts],
 "strategy": {role: {move KIF: probability}}, "values": {role: value}}``.
 A baseline solution holds every non-terminal state, an IH solution the states
 of its partial behavioral strategy.
+
+Files named ``.npz`` are the compact binary format of :mod:`gdl.solution_npz`
+(the same header, arrays instead of lines); :func:`find_solution` finds both and
+returns an object with the same ``strategy`` / ``state_values`` methods.
 """
 
 from __future__ import annotations
@@ -26,16 +30,21 @@ import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from gdl.machine import rules_hash
 from gdl.parser import parse_kif
 from gdl.terms import Rule
 from solvers.errors import FormatError, GameError, Location
 
+if TYPE_CHECKING:
+    from gdl.solution_npz import NpzSolution
+
 FORMAT = "ggp-gdl-solution"
 VERSION = 1
-SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz")
+SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".npz")
+#: ``ggp solve --save`` on the DAG path writes the compact format above this many states
+NPZ_ABOVE_STATES = 200_000
 
 Strategies = dict[str, dict[str, float]]
 
@@ -76,7 +85,7 @@ def save_solution(path: str | Path, *, rules: Sequence[Rule] | str, game: str,
                   roles: Sequence[str], solver: str, values: dict[str, float],
                   lines: Iterable[dict]) -> int:
     """Write a solution file (see the module docstring); returns the number of states."""
-    header = {"format": FORMAT, "version": VERSION, "rules_hash": _hash(rules),
+    header = {"format": FORMAT, "version": VERSION, "rules_hash": hash_of(rules),
               "game": game, "roles": list(roles), "solver": solver, "values": values}
     count = 0
     target = Path(path)
@@ -109,27 +118,39 @@ def load_solution(path: str | Path) -> GdlSolution:
     return solution
 
 
-def find_solution(directory: str | Path, rules: Sequence[Rule] | str) -> GdlSolution | None:
+def find_solution(directory: str | Path, rules: Sequence[Rule] | str
+                  ) -> GdlSolution | NpzSolution | None:
     """The stored solution of this game in ``directory`` (by rules hash), or None.
 
     ``rules`` are parsed rules, the game's KIF text, or its rules hash.
     Only headers are read until one matches; a baseline solution (every state) is
     preferred to an IH one (the states of a partial strategy).
     """
-    wanted = _hash(rules)
+    wanted = hash_of(rules)
     matches = [path for path, header in _headers(Path(directory))
                if header.get("rules_hash") == wanted]
     if not matches:
         return None
-    solutions = [load_solution(path) for path in matches]
+    from gdl.solution_npz import NpzSolution
+
+    solutions = [NpzSolution(path) if path.suffix == ".npz" else load_solution(path)
+                 for path in matches]
     return max(solutions, key=lambda s: (s.solver == "baseline", len(s)))
 
 
 def _headers(directory: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    from gdl.solution_npz import read_header
+
     if not directory.is_dir():
         raise GameError(f"{directory}: not a directory of solutions")
     for path in sorted(directory.iterdir()):
         if not path.name.endswith(SUFFIXES) or not path.is_file():
+            continue
+        if path.suffix == ".npz":
+            try:
+                yield path, read_header(path)
+            except FormatError:
+                pass   # not a solution file
             continue
         try:
             with _open(path, "rt") as source:
@@ -173,7 +194,7 @@ def _location(path: Path, line: int) -> Location:
     return Location(str(path), line)
 
 
-def _hash(rules: Sequence[Rule] | str) -> str:
+def hash_of(rules: Sequence[Rule] | str) -> str:
     """The rules hash of parsed rules, of KIF text, or a hash given as such."""
     if not isinstance(rules, str):
         return rules_hash(rules)

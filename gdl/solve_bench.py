@@ -1,22 +1,28 @@
 """``ggp bench corpus``: solve every 2-player simultaneous game of the corpus that fits.
 
-    ggp bench corpus [--corpus DIR] [--max-states N] [--time-limit S]
-                     [--solve-limit S] [--only NAME,...] [--json] [GAME.kif ...]
+    ggp bench corpus [--corpus DIR] [--path dag|model] [--solvers baseline,ih,doab]
+                     [--max-states N] [--time-limit S] [--solve-limit S]
+                     [--game-limit S] [--memory-mb M] [--only NAME,...]
+                     [--games FILE] [--json] [GAME.kif ...]
 
 Steps:
 
 1. Read ``LISTING.tsv`` of the corpus (``../shared/gdl-corpus`` by default) and keep
-   the games of kind ``simultaneous``; games given on the command line are added.
-   A game without exactly two players besides ``random`` is listed as not fitting
-   at once (exact solvers handle two players), without loading it.
+   the games of kind ``simultaneous``; ``--only`` / ``--games`` (a file of names, one
+   per line or comma-separated, ``#`` comments) name corpus games of any kind instead;
+   games given on the command line are added. A game without exactly two players
+   besides ``random`` is listed as not fitting at once, without loading it.
 2. For each other game, in a child process of its own (so a grounding that does
-   not honour the limit is stopped, and memory is returned): load it, expand it
-   within ``--max-states`` and ``--time-limit`` (load + expansion), then solve it
-   with the baseline and with the IH (``--solve-limit`` seconds each) and certify
-   both results.
-3. Print a table: game, states, expansion time, solve times, values, certificate
-   (the largest deviation gain of each solution); then the games that did not fit,
-   with the reason (budget reached, unsupported, engine error).
+   not honour the limit is stopped, memory is returned, and ``--game-limit`` ends
+   the whole game): load it, expand it within ``--max-states``, ``--memory-mb`` and
+   ``--time-limit`` (load + expansion) on the scale path (``--path dag``, the
+   default: :func:`gdl.batch_expand.expand_dag`) or the per-entry one (``model``),
+   then solve it with each solver (``--solve-limit`` seconds each; a solver that
+   does not finish is reported in its column, the others still run) and certify.
+3. Print a table: game, states, bytes per state of the expanded model, expansion
+   time and transitions/s, solve times, values, DOαβ's nodes evaluated against all,
+   certificate (the largest deviation gain of each solution); then the games that
+   did not fit, with the reason (budget reached, unsupported, engine error).
 """
 
 from __future__ import annotations
@@ -27,41 +33,45 @@ import dataclasses
 import json
 import multiprocessing
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from gdl.expand import Budget, expand, players_of
+from gdl.expand import Budget, players_of
 from gdl.machine import load_machine
-from solvers.errors import GameError, UnsupportedGame
+from solvers.errors import GameError, LimitReached, UnsupportedGame
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus"
 GRACE_SECONDS = 5.0     # past the limit before a child that does not stop is ended
-SOLVERS = ("baseline", "ih")
+SOLVERS = ("baseline", "ih", "doab")
 
 
-def corpus_games(corpus: Path, only: set[str] | None = None
+def corpus_games(corpus: Path, only: Sequence[str] | None = None
                  ) -> list[tuple[str, Path, list[str] | None]]:
-    """(name, path, role names) of the corpus' simultaneous games."""
+    """(name, path, role names) of the corpus' simultaneous games, or of the ``only``
+    games (any kind, in that order; an unknown name is a GameError)."""
     listing = corpus / "LISTING.tsv"
     try:
         with open(listing, encoding="utf-8") as source:
-            rows = list(csv.DictReader(source, delimiter="\t"))
-    except OSError as exc:
+            rows = {row["game"]: row for row in csv.DictReader(source, delimiter="\t")}
+    except (OSError, KeyError) as exc:
         raise GameError(f"{listing}: cannot read the corpus listing: "
-                        f"{exc.strerror or exc}") from None
-    games = []
-    for row in rows:
-        if row.get("kind") != "simultaneous" or (only and row["game"] not in only):
-            continue
-        games.append((row["game"], corpus / "repository" / f"{row['game']}.kif",
-                      row.get("role_names", "").split()))
-    return games
+                        f"{getattr(exc, 'strerror', None) or exc}") from None
+    if only:
+        unknown = [name for name in only if name not in rows]
+        if unknown:
+            raise GameError(f"not in {listing}: {', '.join(unknown)}")
+        names = list(dict.fromkeys(only))
+    else:
+        names = [name for name, row in rows.items() if row.get("kind") == "simultaneous"]
+    return [(name, corpus / "repository" / f"{name}.kif",
+             rows[name].get("role_names", "").split()) for name in names]
 
 
-def bench_game(path: Path, budget: Budget, solve_limit: float, conn: Connection) -> None:
-    """Child process: load, expand, solve with both solvers; send rows through ``conn``."""
-    from gdl.solve_cli import check_loading_time, solve_expansion
+def bench_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence[str],
+               model: str, conn: Connection) -> None:
+    """Child process: load, expand, solve with each solver; send rows through ``conn``."""
+    from gdl.solve_cli import check_loading_time, expanded_figures, solve_any
 
     try:
         start = time.perf_counter()
@@ -69,20 +79,28 @@ def bench_game(path: Path, budget: Budget, solve_limit: float, conn: Connection)
         load_seconds = time.perf_counter() - start
         if budget.time_limit is not None:
             check_loading_time(budget.time_limit, load_seconds)
-        expansion = expand(machine, budget=dataclasses.replace(budget, started=start))
-        graph = expansion.graph
-        row: dict = {"states": graph.n_states, "nonterminal": graph.n_states - graph.n_terminal,
-                     "engine": machine.engine_name, "load_seconds": load_seconds,
-                     "expand_seconds": graph.seconds, "constant_sum": graph.constant_sum,
-                     "roles": list(expansion.player_roles)}
+        budget = dataclasses.replace(budget, started=start)
+        if model == "dag":
+            from gdl.batch_expand import expand_dag
+
+            expansion = expand_dag(machine, budget=budget)
+        else:
+            from gdl.expand import expand
+
+            expansion = expand(machine, budget=budget)
+        row: dict = {"engine": machine.engine_name, "load_seconds": load_seconds,
+                     "path": model, **expanded_figures(expansion)}
         conn.send(("expanded", row))
-        for solver in SOLVERS:
-            solution, check, seconds = solve_expansion(expansion, solver, time_limit=solve_limit)
-            row[solver] = {"values": {role: round(float(v), 6) for role, v
-                                      in zip(expansion.player_roles, solution.root_values,
-                                             strict=True)},
-                           "seconds": seconds, "max_gain": check["max_gain"],
-                           "ok": check["ok"], "support": int(solution.support().size)}
+        for solver in solvers:
+            try:
+                solution, check, seconds = solve_any(expansion, solver, time_limit=solve_limit,
+                                                     memory_mb=budget.memory_mb)
+            except (LimitReached, UnsupportedGame) as exc:  # the other solvers still run
+                row[solver] = {"error": exc.message,
+                               "stopped": isinstance(exc, LimitReached)}
+            else:
+                row[solver] = solver_figures(row["roles"], solution, check, seconds)
+            conn.send(("solver", row))
         conn.send(("solved", row))
     except GameError as exc:
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
@@ -94,27 +112,44 @@ def bench_game(path: Path, budget: Budget, solve_limit: float, conn: Connection)
         conn.close()
 
 
-def run_game(path: Path, budget: Budget, solve_limit: float) -> tuple[dict | None, str | None]:
+def solver_figures(roles: Sequence[str], solution: object, check: dict, seconds: float) -> dict:
+    """One solver's cell of a row: values, time, certificate, DOαβ's node counts."""
+    from solvers.simultaneous.doab import counts
+
+    return {"values": {role: round(float(v), 6) for role, v
+                       in zip(roles, solution.root_values, strict=True)},  # type: ignore[attr-defined]
+            "seconds": seconds, "max_gain": check["max_gain"], "ok": check["ok"],
+            **counts(solution)}
+
+
+def run_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence[str] = SOLVERS,
+             model: str = "dag", game_limit: float | None = None
+             ) -> tuple[dict | None, str | None]:
     """(row, None) for a solved game, (partial row or None, reason) for one that did not fit."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=bench_game, args=(path, budget, solve_limit, sender))
+    child = context.Process(target=bench_game,
+                            args=(path, budget, solve_limit, solvers, model, sender))
     child.start()
     sender.close()
     row: dict | None = None
+    end = None if game_limit is None else time.monotonic() + game_limit
     try:
-        expand_wait = (budget.time_limit or 3600.0) + GRACE_SECONDS
-        for phase, wait in (("expansion", expand_wait),
-                            ("solve", len(SOLVERS) * (solve_limit + GRACE_SECONDS))):
+        phase, wait = "expansion", (budget.time_limit or 3600.0) + GRACE_SECONDS
+        while True:
+            if end is not None:
+                wait = min(wait, max(end - time.monotonic(), 0.0))
             if not receiver.poll(wait):
-                return row, f"{phase} did not stop within {wait:.0f} s (ended)"
+                limit = "the game limit" if end is not None and time.monotonic() >= end \
+                    else f"{wait:.0f} s"
+                return row, f"{phase} did not stop within {limit} (ended)"
             kind, payload = receiver.recv()
             if kind == "error":
                 return row, payload
             row = payload
             if kind == "solved":
                 return row, None
-        return row, "no result"
+            phase, wait = "solve", solve_limit + GRACE_SECONDS
     except EOFError:
         return row, f"the child process died (exit code {child.exitcode})"
     finally:
@@ -126,13 +161,21 @@ def run_game(path: Path, budget: Budget, solve_limit: float) -> tuple[dict | Non
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
-    only = set(args.only.split(",")) if args.only else None
+    solvers = [name for name in args.solvers.split(",") if name]
+    from gdl.solve_cli import SOLVERS as KNOWN
+
+    unknown = [name for name in solvers if name not in KNOWN]
+    if unknown or not solvers:
+        raise GameError(f"--solvers: unknown {', '.join(unknown) or 'none given'}; "
+                        f"use some of {', '.join(KNOWN)}")
+    only = _names(args.only, args.games)
     games = corpus_games(Path(args.corpus), only) if not args.no_corpus else []
-    games += [(Path(g).stem, Path(g), None) for g in args.games]  # roles checked on loading
+    games += [(Path(g).stem, Path(g), None) for g in args.extra]  # roles checked on loading
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
                     memory_mb=args.memory_mb)
     solved: list[tuple[str, dict]] = []
     unfit: list[tuple[str, str]] = []
+    partial: dict[str, dict] = {}
     start = time.perf_counter()
     for name, path, roles in games:
         try:
@@ -141,35 +184,62 @@ def main(argv: Sequence[str]) -> int:
         except UnsupportedGame as exc:
             unfit.append((name, exc.message))
             continue
-        row, reason = run_game(path, budget, args.solve_limit)
+        row, reason = run_game(path, budget, args.solve_limit, solvers, args.path,
+                               args.game_limit)
         if reason is None:
             solved.append((name, row))  # type: ignore[arg-type]
         else:
             unfit.append((name, reason))
+            if row is not None:
+                partial[name] = row
         if not args.json:
             print(f"  {name}: " + ("solved" if reason is None else reason), flush=True)
     if args.json:
         print(json.dumps({"solved": dict(solved), "did_not_fit": dict(unfit),
-                          "seconds": time.perf_counter() - start}))
+                          "partial": partial, "seconds": time.perf_counter() - start}))
     else:
-        print(table(solved, unfit, budget))
+        print(table(solved, unfit, budget, solvers))
         print(f"({len(solved)} solved, {len(unfit)} did not fit, "
               f"{time.perf_counter() - start:.0f} s)")
     return 0
 
 
-def table(solved: list[tuple[str, dict]], unfit: list[tuple[str, str]], budget: Budget) -> str:
+def _names(only: str | None, games: str | None) -> list[str] | None:
+    """The game names of ``--only`` and of the ``--games`` file, or None for all."""
+    names = [n for n in (only or "").split(",") if n.strip()]
+    if games:
+        try:
+            text = Path(games).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise GameError(f"{games}: cannot read the game list: {exc.strerror or exc}") from None
+        for line in text.splitlines():
+            names += [n for n in line.split("#")[0].replace(",", " ").split() if n]
+    return [n.strip() for n in names] or None
+
+
+def table(solved: list[tuple[str, dict]], unfit: list[tuple[str, str]], budget: Budget,
+          solvers: Sequence[str] = SOLVERS) -> str:
     """The results as a Markdown table, then the games that did not fit."""
-    lines = ["| game | states (non-terminal) | engine | expand s | baseline s | IH s | "
-             "values (baseline) | values (IH) | max gain baseline / IH |",
-             "| --- | ---: | --- | ---: | ---: | ---: | --- | --- | --- |"]
+    head = (["game", "states (non-terminal)", "engine", "B/state", "expand s", "transitions/s"]
+            + [f"{_label(s)} s" for s in solvers] + [f"values ({_label(s)})" for s in solvers]
+            + ["max gain " + " / ".join(_label(s) for s in solvers)])
+    if "doab" in solvers:
+        head.insert(6 + len(solvers), "doab evaluated")
+    lines = ["| " + " | ".join(head) + " |",
+             "| " + " | ".join("---:" if h.endswith((" s", "B/state", "/s", "evaluated"))
+                               or h.startswith("states") else "---" for h in head) + " |"]
     for name, row in solved:
-        base, ih = row["baseline"], row["ih"]
-        lines.append(
-            f"| {name} | {row['states']:,} ({row['nonterminal']:,}) | {row['engine']} | "
-            f"{row['expand_seconds']:.2f} | {base['seconds']:.2f} | {ih['seconds']:.2f} | "
-            f"{_values(base['values'])} | {_values(ih['values'])} | "
-            f"{base['max_gain']:.1g} / {ih['max_gain']:.1g} |")
+        cells = [name, f"{row['states']:,} ({row['nonterminal']:,})", row["engine"],
+                 f"{row['bytes_per_state']:.0f}", f"{row['expand_seconds']:.2f}",
+                 f"{row['transitions'] / max(row['expand_seconds'], 1e-9):,.0f}"]
+        cells += [_cell(row[s], lambda c: f"{c['seconds']:.2f}") for s in solvers]
+        if "doab" in solvers:
+            cells.append(_cell(row["doab"], lambda c: f"{c['nodes_evaluated']:,} of "
+                               f"{c['nodes_total']:,}"))
+        cells += [_cell(row[s], lambda c: _values(c["values"])) for s in solvers]
+        cells.append(" / ".join(_cell(row[s], lambda c: f"{c['max_gain']:.1g}")
+                                for s in solvers))
+        lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     limits = (f"{budget.max_states:,} states" if budget.max_states else "no state limit")
     if budget.time_limit is not None:
@@ -177,6 +247,18 @@ def table(solved: list[tuple[str, dict]], unfit: list[tuple[str, str]], budget: 
     lines.append(f"Did not fit ({limits}):")
     lines += [f"- {name}: {reason}" for name, reason in unfit] or ["- none"]
     return "\n".join(lines)
+
+
+def _label(solver: str) -> str:
+    return "IH" if solver == "ih" else solver
+
+
+def _cell(cell: dict, show: Callable[[dict], str]) -> str:
+    """A solver's figure, or why there is none (stopped by a limit, or not for this
+    game: DOαβ on a general-sum game)."""
+    if "error" not in cell:
+        return show(cell)
+    return "stopped" if cell["stopped"] else "n/a"
 
 
 def _values(values: dict[str, float]) -> str:
@@ -187,19 +269,29 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ggp bench corpus",
         description="Solve every 2-player simultaneous game of the GDL corpus that fits "
-        "the budgets with the baseline and the IH; print a table.")
-    parser.add_argument("games", nargs="*", help="more GDL files to include")
+        "the budgets with the baseline, the IH and DOαβ; print a table.")
+    parser.add_argument("extra", nargs="*", metavar="GAME.kif", help="more GDL files to include")
     parser.add_argument("--corpus", default=str(DEFAULT_CORPUS),
                         help="the corpus folder with LISTING.tsv (default ../shared/gdl-corpus)")
     parser.add_argument("--no-corpus", action="store_true", help="only the games given")
-    parser.add_argument("--only", help="comma-separated corpus game names")
+    parser.add_argument("--only", help="comma-separated corpus game names (any kind)")
+    parser.add_argument("--games", metavar="FILE",
+                        help="a file of corpus game names (one per line or comma-separated)")
+    parser.add_argument("--path", choices=("dag", "model"), default="dag",
+                        help="dag: the scale path (default); model: the per-entry model")
+    parser.add_argument("--solvers", default=",".join(SOLVERS),
+                        help="comma-separated solvers (default %(default)s)")
     parser.add_argument("--max-states", type=int, default=100_000,
-                        help="skip games with more states (default %(default)s)")
+                        help="skip games with more states (default %(default)s; the scale "
+                        "path holds 2*10^8 in about 20 GB)")
     parser.add_argument("--time-limit", type=float, default=10.0,
                         help="seconds to load and expand each game (default %(default)s)")
     parser.add_argument("--solve-limit", type=float, default=40.0,
                         help="seconds for each solver on each game (default %(default)s)")
+    parser.add_argument("--game-limit", type=float,
+                        help="seconds for everything of one game (its child is ended then)")
     parser.add_argument("--memory-mb", type=float, default=4096.0,
-                        help="memory budget of each expansion in MB (default %(default)s)")
+                        help="memory budget of each expansion and solve in MB "
+                        "(default %(default)s)")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
     return parser

@@ -1,27 +1,37 @@
-"""``ggp solve GAME.kif``: solve a GDL game offline with the baseline or the IH.
+"""``ggp solve GAME.kif``: solve a GDL game offline with the baseline, the IH or DOαβ.
 
-    ggp solve GAME.kif --solver baseline|ih [--json] [--strategy OUT.jsonl]
-              [--save FILE] [--max-states N] [--time-limit S] [--memory-mb M]
-              [--engine auto|compiled|general] [--selection RULE] [--quiet]
+    ggp solve GAME.kif --solver baseline|ih|doab|biab [--path dag|model] [--json]
+              [--strategy OUT.jsonl] [--save FILE] [--max-states N] [--time-limit S]
+              [--memory-mb M] [--engine auto|compiled|general] [--selection RULE] [--quiet]
 
 Steps:
 
 1. Read the rules; refuse early (before grounding) a game without exactly two
    players besides ``random``; load the state machine (compiled engine when it fits).
-2. Expand the game into a simultaneous-move DAG (:mod:`gdl.expand`) within the
-   state, time and memory budgets, printing progress lines on stderr.
+2. Expand the game within the state, time and memory budgets, printing progress
+   lines (rates, memory held) on stderr. ``--path dag`` (the default for baseline and
+   IH): the scale path, :func:`gdl.batch_expand.expand_dag` into the compact
+   :class:`~solvers.simultaneous.dag.StateDag` (batched when the game compiles);
+   ``--path model``: :func:`gdl.expand.expand` into the per-entry
+   :class:`~solvers.simultaneous.model.SimultaneousGame` (the reference path; DOαβ
+   and BIαβ always take it).
 3. Solve it: the baseline (a subgame-perfect equilibrium at every state) or the
-   interval heuristic (a partial behavioral strategy), with the time left.
-4. Certify the result by separate code (:mod:`solvers.simultaneous.certificate`).
+   interval heuristic (a partial behavioral strategy), with the time left; on the
+   DAG path :func:`~solvers.simultaneous.dag_solve.solve_dag` within ``--memory-mb``.
+4. Certify the result by separate code (:mod:`solvers.simultaneous.certificate`,
+   :mod:`solvers.simultaneous.dag_certificate` on the DAG path).
 5. Report: a summary, or with ``--json`` the object every simultaneous-move solve
    prints, ``{"solver", "values": {role: value}, "root_strategy": {role: {move:
    probability}}, "nodes", "seconds", "certificate": {"max_gain", ...}}``
    (``docs/solve-json.md``), plus ``"states"`` (distinct states expanded) and
-   ``"expand_seconds"`` (and ``game``, ``engine``, ``load_seconds``,
-   ``total_seconds``); the exit status is 1 when the certificate fails. ``--strategy`` writes one JSON line per state of the
+   ``"expand_seconds"`` (and ``game``, ``engine``, ``constant_sum``, ``load_seconds``,
+   ``total_seconds``, ``path``, ``transitions``, ``bytes_per_state`` (the expanded
+   model's bytes per state), ``peak_rss_mb``); the exit status is 1 when the certificate fails. ``--strategy`` writes one JSON line per state of the
    solution's support: ``{"node": [KIF facts], "strategy": {role: {move KIF:
-   probability}}, "values": {role: value}}``; ``--save`` writes the same lines after
-   a header keyed by the rules hash (:mod:`gdl.solution_store`) for the agent.
+   probability}}, "values": {role: value}}``; ``--save`` stores the solution keyed by
+   the rules hash for the agent (:mod:`gdl.solution_store`: the same lines after a
+   header, or on the DAG path with a ``.npz`` name, or above
+   :data:`~gdl.solution_store.NPZ_ABOVE_STATES` states, the compact binary format).
 """
 
 from __future__ import annotations
@@ -29,68 +39,179 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import resource
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
+from gdl.batch_expand import DagExpansion, expand_dag
 from gdl.expand import Budget, Expansion, expand, players_of
 from gdl.machine import ENGINES, load_machine, read_rules
-from gdl.solution_store import node_line, save_solution
+from gdl.solution_npz import save_dag_solution
+from gdl.solution_store import NPZ_ABOVE_STATES, node_line, save_solution
 from gdl.terms import Fn, Rule, term_to_kif
 from solvers.errors import GameError, LimitReached
 from solvers.files import prepare_output
 from solvers.report import root_strategy_text
+from solvers.simultaneous.dag_solution import DagSolution
 
 SOLVERS = ("baseline", "ih", "doab", "biab")
+PATHS = ("dag", "model")
 MIN_PROBABILITY = 1e-12     # moves below this are left out of strategy lines
 PROGRESS_SECONDS = 2.0
 
 
 @dataclass
 class GdlSolveResult:
-    """One solved GDL game with its timings."""
+    """One solved GDL game with its timings.
+
+    ``path`` "model": ``expansion`` is a :class:`gdl.expand.Expansion` and
+    ``solution`` a :class:`~solvers.simultaneous.solution.Solution`; "dag": a
+    :class:`gdl.batch_expand.DagExpansion` and a
+    :class:`~solvers.simultaneous.dag_solution.DagSolution`.
+    """
 
     name: str
     rules: list[Rule]
     engine: str
-    expansion: Expansion
-    solution: object            # solvers.simultaneous.solution.Solution / PartialSolution
+    expansion: Expansion | DagExpansion
+    solution: object            # Solution / PartialSolution, or DagSolution
     certificate: dict
     load_seconds: float
     solve_seconds: float
+    path: str = "model"
+    peak_rss_mb: float | None = None
+    _figures: dict | None = dataclasses.field(default=None, repr=False)
 
     @property
     def expand_seconds(self) -> float:
-        return self.expansion.graph.seconds
+        return self.figures()["expand_seconds"]
+
+    @property
+    def player_roles(self) -> tuple[str, str]:
+        return self.figures()["roles"]
+
+    @property
+    def states(self) -> int:
+        return self.figures()["states"]
+
+    @property
+    def nodes(self) -> int:
+        return self.figures()["nodes"]
+
+    @property
+    def transitions(self) -> int:
+        return self.figures()["transitions"]
+
+    @property
+    def constant_sum(self) -> float | None:
+        return self.figures()["constant_sum"]
+
+    @property
+    def bytes_per_state(self) -> float:
+        return self.figures()["bytes_per_state"]
+
+    def figures(self) -> dict:
+        """:func:`expanded_figures` of the expansion (computed once)."""
+        if self._figures is None:
+            self._figures = expanded_figures(self.expansion)
+        return self._figures
 
     def values(self) -> dict[str, float]:
-        roles = self.expansion.player_roles
+        roles = self.player_roles
         root = self.solution.root_values  # type: ignore[attr-defined]
         return {roles[0]: _number(root[0]), roles[1]: _number(root[1])}
+
+    def root_strategy(self) -> dict[str, dict[str, float]]:
+        if isinstance(self.expansion, DagExpansion):
+            line = next(dag_strategy_lines(self.expansion, self.solution,  # type: ignore[arg-type]
+                                           states=[self.expansion.dag.root]), None)
+            return {} if line is None else {
+                role: {move: round(p, 12) for move, p in probs.items()}
+                for role, probs in line["strategy"].items()}
+        return self.solution.root_strategy()  # type: ignore[attr-defined]
+
+    def support_size(self) -> int:
+        """States (DAG) or nodes (model) where the strategy is defined."""
+        if isinstance(self.expansion, DagExpansion):
+            solution: DagSolution = self.solution  # type: ignore[assignment]
+            return int(np.count_nonzero(solution.solved & ~self.expansion.dag.terminal))
+        return int(self.solution.support().size)  # type: ignore[attr-defined]
+
+    def strategy_lines(self) -> Iterator[dict]:
+        """The ``--strategy`` lines (see the module docstring)."""
+        return strategy_lines(self.expansion, self.solution)
 
     def to_json(self) -> dict:
         from solvers.simultaneous.doab import counts
 
-        graph = self.expansion.graph
         return {
             "solver": self.solution.solver,  # type: ignore[attr-defined]
             "values": self.values(),
-            "root_strategy": self.solution.root_strategy(),  # type: ignore[attr-defined]
-            "nodes": self.expansion.game.num_nodes,
+            "root_strategy": self.root_strategy(),
+            "nodes": self.nodes,
             "seconds": round(self.solve_seconds, 4),
             "certificate": self.certificate,
-            "states": graph.n_states,
+            "states": self.states,
             "expand_seconds": round(self.expand_seconds, 4),
             "game": self.name,
             "engine": self.engine,
-            "constant_sum": graph.constant_sum,
+            "constant_sum": self.constant_sum,
             "load_seconds": round(self.load_seconds, 4),
             "total_seconds": round(self.load_seconds + self.expand_seconds
                                    + self.solve_seconds, 4),
+            "path": self.path,
+            "transitions": self.transitions,
+            "bytes_per_state": round(self.bytes_per_state, 1),
+            "peak_rss_mb": self.peak_rss_mb,
             **counts(self.solution),
         }
+
+
+def expanded_figures(expansion: Expansion | DagExpansion) -> dict:
+    """``states``, ``nonterminal``, ``nodes`` (of the per-entry game: decision and
+    chance nodes; on the DAG path counted as
+    :func:`~solvers.simultaneous.dag_convert.dag_to_game` makes them), ``transitions``
+    (joint moves expanded, nature's outcomes counted), ``bytes_per_state`` (the DAG
+    with its state and move tables, or the per-entry game's arrays),
+    ``expand_seconds``, ``constant_sum`` and ``roles`` of an expansion."""
+    if isinstance(expansion, DagExpansion):
+        dag = expansion.dag
+        chance = dag.nk > 1
+        cells = dag.n0[chance].astype(np.int64) * dag.n1[chance]
+        sums = np.unique(dag.payoff[dag.terminal].sum(axis=1))
+        nonterminal = int(np.count_nonzero(~dag.terminal))
+        return {"states": dag.num_states, "nonterminal": nonterminal,
+                "nodes": nonterminal + int(cells.sum()), "transitions": expansion.transitions,
+                "bytes_per_state": expansion.nbytes() / max(dag.num_states, 1),
+                "expand_seconds": expansion.seconds,
+                "constant_sum": float(sums[0]) if sums.size == 1 else None,
+                "roles": dag.player_names}
+    graph, game = expansion.graph, expansion.game
+    held = sum(v.nbytes for v in vars(game).values() if isinstance(v, np.ndarray))
+    return {"states": graph.n_states, "nonterminal": graph.n_states - graph.n_terminal,
+            "nodes": game.num_nodes,
+            "transitions": int(sum(s.size for s in graph.successors if s is not None)),
+            "bytes_per_state": held / max(graph.n_states, 1), "expand_seconds": graph.seconds,
+            "constant_sum": graph.constant_sum, "roles": expansion.player_roles}
+
+
+def solve_any(expansion: Expansion | DagExpansion, solver: str, *, selection: str = "first",
+              time_limit: float | None = None, memory_mb: float | None = None,
+              progress: Callable[[int, int], None] | None = None
+              ) -> tuple[object, dict, float]:
+    """(solution, certificate, seconds) on either path (:func:`solve_dag_expansion`,
+    :func:`solve_expansion`; ``memory_mb`` bounds the DAG path's solve)."""
+    if isinstance(expansion, DagExpansion):
+        return solve_dag_expansion(expansion, solver, selection=selection,
+                                   time_limit=time_limit, memory_mb=memory_mb,
+                                   progress=progress)
+    return solve_expansion(expansion, solver, selection=selection, time_limit=time_limit,
+                           progress=progress)
 
 
 def player_count_check(rules: Sequence[Rule]) -> None:
@@ -129,10 +250,53 @@ def solve_expansion(expansion: Expansion, solver: str, *, selection: str = "firs
     return solution, certificate.check(expansion.game, solution), seconds
 
 
+def solve_dag_expansion(expansion: DagExpansion, solver: str, *, selection: str = "first",
+                        time_limit: float | None = None, memory_mb: float | None = None,
+                        progress: Callable[[int, int], None] | None = None
+                        ) -> tuple[DagSolution, dict, float]:
+    """(solution, certificate, solve seconds) of a game expanded into a StateDag: the
+    baseline or the IH by :func:`~solvers.simultaneous.dag_solve.solve_dag`, certified
+    by :mod:`~solvers.simultaneous.dag_certificate`; DOαβ and BIαβ on the DAG
+    converted to the per-entry model (certified there, then mapped back)."""
+    from solvers.simultaneous import certificate, dag_certificate, doab
+    from solvers.simultaneous.dag_convert import dag_to_game, from_game_solution
+    from solvers.simultaneous.dag_solve import solve_dag
+
+    dag = expansion.dag
+    start = time.perf_counter()
+    try:
+        if solver in ("doab", "biab"):
+            game, state_node = dag_to_game(dag)
+            solve = doab.solve if solver == "doab" else doab.solve_biab
+            found = solve(game, selection=selection, progress=progress, time_limit=time_limit)
+            check = certificate.check(game, found)
+            solution = from_game_solution(dag, found, state_node)
+        else:
+            solution = solve_dag(dag, solver, selection, progress, time_limit, memory_mb)
+            check = None
+    except LimitReached as exc:
+        raise LimitReached(f"{solver} stopped: {exc.message} ({_raise_hint(exc.message)})",
+                           exc.partial) from None
+    seconds = time.perf_counter() - start
+    return solution, check or dag_certificate.check(dag, solution), seconds
+
+
+def _raise_hint(message: str) -> str:
+    return "raise --memory-mb" if "MB" in message else "raise --time-limit"
+
+
 def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
                engine: str = "auto", selection: str = "first",
-               progress: Callable[[str], None] | None = None) -> GdlSolveResult:
-    """Steps 1-4 for a game file: load, expand, solve, certify."""
+               progress: Callable[[str], None] | None = None,
+               path: str | None = None) -> GdlSolveResult:
+    """Steps 1-4 for a game file: load, expand, solve, certify.
+
+    ``path``: "dag" (the scale path) or "model" (the per-entry one); by default
+    "dag" for the baseline and the IH, "model" for DOαβ and BIαβ.
+    """
+    path = path or ("model" if solver in ("doab", "biab") else "dag")
+    if path not in PATHS:
+        raise GameError(f"unknown path {path!r}; use one of {', '.join(PATHS)}")
     start = time.perf_counter()
     budget = budget or Budget()
     rules, name = read_rules(Path(source))
@@ -143,18 +307,41 @@ def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
     if budget.time_limit is not None:
         check_loading_time(budget.time_limit, load_seconds)
         budget = dataclasses.replace(budget, started=start)
-    expansion = expand(machine, budget=budget, progress=progress)
+    expansion: Expansion | DagExpansion
+    if path == "dag":
+        expansion = expand_dag(machine, budget=budget, progress=progress)
+        if progress is not None:
+            progress(_expanded_line(expansion))
+    else:
+        expansion = expand(machine, budget=budget, progress=progress)
     if budget.time_limit is not None:
         left = max(budget.time_limit - (time.perf_counter() - start), 1e-3)
-    solution, check, seconds = solve_expansion(
-        expansion, solver, selection=selection, time_limit=left,
+    solution, check, seconds = solve_any(
+        expansion, solver, selection=selection, time_limit=left, memory_mb=budget.memory_mb,
         progress=_solve_progress(progress, solver) if progress else None)
     return GdlSolveResult(name, rules, machine.engine_name, expansion, solution, check,
-                          load_seconds, seconds)
+                          load_seconds, seconds, path, round(peak_rss_mb(), 1))
 
 
-def strategy_lines(expansion: Expansion, solution: object) -> Iterator[dict]:
-    """One line per decision node of the solution's support (see the module docstring)."""
+def peak_rss_mb() -> float:
+    """This process's peak resident memory so far in MB (Linux: ru_maxrss is in KB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _expanded_line(expansion: DagExpansion) -> str:
+    dag = expansion.dag
+    rate = expansion.transitions / max(expansion.seconds, 1e-9)
+    return (f"expand: {dag.num_states:,} states, {expansion.transitions:,} transitions "
+            f"({rate:,.0f}/s, {'batched' if expansion.batched else 'state by state'}) "
+            f"in {expansion.seconds:.2f} s, {expansion.nbytes() / max(dag.num_states, 1):.0f} "
+            f"B/state, {expansion.nbytes() / 2**20:,.1f} MB")
+
+
+def strategy_lines(expansion: Expansion | DagExpansion, solution: object) -> Iterator[dict]:
+    """One line per decision state of the solution's support (see the module docstring)."""
+    if isinstance(expansion, DagExpansion):
+        yield from dag_strategy_lines(expansion, solution)  # type: ignore[arg-type]
+        return
     game = expansion.game
     roles = expansion.player_roles
     for node in solution.support().tolist():  # type: ignore[attr-defined]
@@ -164,11 +351,41 @@ def strategy_lines(expansion: Expansion, solution: object) -> Iterator[dict]:
         for player in (0, 1):
             probs = solution.node_strategy(node, player)  # type: ignore[attr-defined]
             labels = game.actions(node, player)
-            strategies[roles[player]] = {labels[k]: float(p) for k, p in enumerate(probs.tolist())
-                                         if p > MIN_PROBABILITY}
+            strategies[roles[player]] = _strategy(labels, probs)
         value = solution.values[node]  # type: ignore[attr-defined]
         yield node_line(expansion.node_facts(node), strategies,
                         {roles[0]: _number(value[0]), roles[1]: _number(value[1])})
+
+
+def dag_strategy_lines(expansion: DagExpansion, solution: DagSolution,
+                       states: Iterable[int] | None = None) -> Iterator[dict]:
+    """The strategy lines of a DAG solution: its solved non-terminal states in order
+    (or ``states``), moves as the machine's KIF."""
+    dag = expansion.dag
+    roles = dag.player_names
+    machine = expansion.machine
+    if states is None:
+        states = np.flatnonzero(solution.solved & ~dag.terminal).tolist()
+    labels: dict[int, tuple[list[str], list[str]]] = {}   # by legal move set (batched)
+    for s in states:
+        if dag.terminal[s] or not solution.solved[s]:
+            continue
+        key = int(expansion.legal_set[s]) if expansion.legal_set is not None else -1
+        names = labels.get(key)
+        if names is None:
+            moves = expansion.moves(s)
+            names = ([machine.move_to_kif(m) for m in moves[0]],  # type: ignore[index]
+                     [machine.move_to_kif(m) for m in moves[1]])  # type: ignore[index]
+            if key >= 0:
+                labels[key] = names
+        strategies = {roles[p]: _strategy(names[p], solution.strategy(s, p)) for p in (0, 1)}
+        value = solution.values[s]
+        yield node_line(expansion.state_to_kif(s), strategies,
+                        {roles[0]: _number(value[0]), roles[1]: _number(value[1])})
+
+
+def _strategy(labels: Sequence[str], probs: np.ndarray) -> dict[str, float]:
+    return {labels[k]: float(p) for k, p in enumerate(probs.tolist()) if p > MIN_PROBABILITY}
 
 
 def main(argv: Sequence[str]) -> int:
@@ -187,15 +404,12 @@ def main(argv: Sequence[str]) -> int:
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
                     memory_mb=args.memory_mb)
     result = solve_game(args.game, args.solver, budget=budget, engine=args.engine,
-                        selection=args.selection, progress=progress)
+                        selection=args.selection, progress=progress, path=args.path)
     if strategy_path is not None:
-        _write_lines(str(strategy_path), strategy_lines(result.expansion, result.solution))
+        _write_lines(str(strategy_path), result.strategy_lines())
         _stderr(f"wrote the strategy to {strategy_path}")
     if save_path is not None:
-        count = save_solution(save_path, rules=result.rules, game=result.name,
-                              roles=result.expansion.player_roles, solver=args.solver,
-                              values=result.values(),
-                              lines=strategy_lines(result.expansion, result.solution))
+        count = save_result(save_path, result)
         _stderr(f"saved {count:,} states to {save_path}")
     if args.json:
         print(json.dumps(result.to_json()))
@@ -204,23 +418,40 @@ def main(argv: Sequence[str]) -> int:
     return 0 if result.certificate.get("ok", True) else 1
 
 
+def save_result(path: str | Path, result: GdlSolveResult) -> int:
+    """``--save``: the compact binary file for a DAG solution named ``.npz`` or with
+    more than NPZ_ABOVE_STATES states (then ``.npz`` is appended to the name, said on
+    stderr), else JSON lines; returns the number of states stored."""
+    target = Path(path)
+    header = {"rules": result.rules, "game": result.name, "roles": result.player_roles,
+              "solver": result.solution.solver, "values": result.values()}  # type: ignore[attr-defined]
+    if isinstance(result.expansion, DagExpansion) and (
+            target.suffix == ".npz" or result.states > NPZ_ABOVE_STATES):
+        if target.suffix != ".npz":
+            target = target.with_name(target.name + ".npz")
+            _stderr(f"{result.states:,} states: saving in the compact format as {target}")
+        return save_dag_solution(target, result.expansion, result.solution,  # type: ignore[arg-type]
+                                 **header)
+    return save_solution(target, lines=result.strategy_lines(), **header)
+
+
 def _summary(result: GdlSolveResult) -> str:
     from solvers.simultaneous.doab import counts_line
 
-    graph = result.expansion.graph
-    kind = (f"constant-sum {graph.constant_sum:g}" if graph.constant_sum is not None
-            else "general-sum")
+    constant_sum = result.constant_sum
+    kind = f"constant-sum {constant_sum:g}" if constant_sum is not None else "general-sum"
     values = ", ".join(f"{role} {value:g}" for role, value in result.values().items())
     check = result.certificate
-    support = int(result.solution.support().size)  # type: ignore[attr-defined]
+    unit = "states" if result.path == "dag" else "nodes"
     return "\n".join([
         f"game {result.name} (engine {result.engine}, loaded in {result.load_seconds:.2f} s)",
-        f"expanded: {graph.n_states:,} states ({graph.n_states - graph.n_terminal:,} "
-        f"non-terminal), {result.expansion.game.num_nodes:,} nodes, {kind}, "
-        f"in {result.expand_seconds:.2f} s",
+        f"expanded ({result.path} path): {result.states:,} states "
+        f"({result.figures()['nonterminal']:,} "
+        f"non-terminal), {result.nodes:,} nodes, {result.transitions:,} transitions, {kind}, "
+        f"in {result.expand_seconds:.2f} s ({result.bytes_per_state:.0f} B/state)",
         f"{result.solution.solver}: values {values} in {result.solve_seconds:.2f} s "  # type: ignore[attr-defined]
-        f"({support:,} nodes in the strategy's support)",
-        "root strategy: " + root_strategy_text(result.solution.root_strategy()),  # type: ignore[attr-defined]
+        f"({result.support_size():,} {unit} in the strategy's support)",
+        "root strategy: " + root_strategy_text(result.root_strategy()),
         *filter(None, [counts_line(result.solution)]),
         f"certificate: max gain {check['max_gain']:.3g}"
         + ("" if check.get("ok", True) else " (NOT an equilibrium within tolerance)"),
@@ -244,7 +475,10 @@ def _solve_progress(progress: Callable[[str], None], solver: str) -> Callable[[i
         now = time.perf_counter()
         if now - last[0] >= PROGRESS_SECONDS:
             last[0] = now
-            progress(f"{solver}: {done:,} of {total:,} nodes solved, {now - start:.1f} s")
+            elapsed = now - start
+            progress(f"{solver}: {done:,} of {total:,} nodes solved, "
+                     f"{done / max(elapsed, 1e-9):,.0f} nodes/s, peak memory "
+                     f"{peak_rss_mb():,.0f} MB, {elapsed:.1f} s")
 
     return report
 
@@ -261,21 +495,28 @@ def _number(value: float) -> float:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ggp solve", description="Solve a 2-player GDL game: expand its states into a "
-        "simultaneous-move game, then the thesis' baseline or interval heuristic.")
+        "simultaneous-move game, then the thesis' baseline or interval heuristic, or DOαβ.")
     parser.add_argument("game", help="a GDL game file (.kif)")
     parser.add_argument("--solver", choices=SOLVERS, default="baseline",
                         help="baseline (a subgame-perfect equilibrium) or ih (the interval "
                         "heuristic); default baseline")
+    parser.add_argument("--path", choices=PATHS,
+                        help="dag: the scale path (batched expansion into a compact state "
+                        "DAG, level-batched solve; default for baseline and ih); model: the "
+                        "per-entry model (the reference; always for doab and biab)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--strategy", metavar="OUT.jsonl",
                         help="write the strategy, one JSON line per state")
     parser.add_argument("--save", metavar="FILE",
-                        help="store the solution for the agent (--solutions DIR)")
+                        help="store the solution for the agent (--solutions DIR): JSON lines "
+                        "(.jsonl, .jsonl.gz), or the compact binary format (.npz; chosen "
+                        f"on the dag path above {NPZ_ABOVE_STATES:,} states)")
     parser.add_argument("--max-states", type=int, default=Budget().max_states,
                         help="state budget of the expansion (default %(default)s)")
     parser.add_argument("--time-limit", type=float, help="seconds for load, expansion and solve")
     parser.add_argument("--memory-mb", type=float, default=Budget().memory_mb,
-                        help="memory budget of the expansion in MB (default %(default)s)")
+                        help="memory budget of the expansion and of the solve in MB "
+                        "(default %(default)s)")
     parser.add_argument("--engine", choices=ENGINES, default="auto",
                         help="GDL engine: compiled, general, or auto (default)")
     parser.add_argument("--selection", default="first",

@@ -31,3 +31,36 @@ def test_bench_table(capsys) -> None:
     assert "| gt_coordination | 231 (210) | compiled |" in out
     assert "white 100 / black 100" in out
     assert "- switches: 3 players (red, white, blue): not supported by exact solvers" in out
+
+
+def test_games_file_any_kind_both_paths_and_doab_column(tmp_path, capsys) -> None:
+    corpus = shared_path("gdl-corpus")
+    games = tmp_path / "games.txt"
+    games.write_text("# two games\nroshambo2\ngt_chicken, ticTacToe\n")
+    rows = {}
+    for path in ("dag", "model"):
+        assert main(["--corpus", str(corpus), "--games", str(games), "--path", path,
+                     "--json"]) == 0
+        rows[path] = json.loads(capsys.readouterr().out)["solved"]
+    for path, solved in rows.items():
+        assert set(solved) == {"roshambo2", "gt_chicken", "ticTacToe"}  # turn-based too
+        assert solved["ticTacToe"]["states"] == 5_478 and solved["ticTacToe"]["path"] == path
+        roshambo = solved["roshambo2"]
+        assert roshambo["doab"]["values"] == roshambo["baseline"]["values"] == {
+            "white": 50.0, "black": 50.0}
+        assert roshambo["doab"]["nodes_total"] == 125 and roshambo["doab"]["ok"]
+        assert solved["gt_chicken"]["doab"]["stopped"] is False   # general-sum: n/a
+        assert solved["gt_chicken"]["baseline"]["values"] == {"white": 100.0, "black": 60.0}
+    assert rows["dag"]["roshambo2"]["transitions"] == rows["model"]["roshambo2"]["transitions"]
+
+
+def test_unknown_names_and_solvers_are_one_line_errors(tmp_path) -> None:
+    import pytest
+
+    from solvers.errors import GameError
+
+    corpus = shared_path("gdl-corpus")
+    with pytest.raises(GameError, match="not in .*LISTING.tsv: nosuchgame"):
+        main(["--corpus", str(corpus), "--only", "roshambo2,nosuchgame"])
+    with pytest.raises(GameError, match="--solvers: unknown cfr"):
+        main(["--corpus", str(corpus), "--solvers", "baseline,cfr"])

@@ -122,7 +122,7 @@ def thesis_variant_reference(keeper_takes_last: bool = False) -> tuple[float, in
 
 
 def test_thesis_variant_favours_the_first_keeper() -> None:
-    result = solve_game(THESIS, "baseline")
+    result = solve_game(THESIS, "baseline", path="model")
     assert certified(result)
     # p1 keeps his choice at the first clash; the value is unique (constant-sum)
     assert result.values() == {"p0": 37.5, "p1": 62.5}
@@ -136,7 +136,7 @@ def test_thesis_variant_favours_the_first_keeper() -> None:
 
 @pytest.mark.parametrize("solver", ["baseline", "ih"])
 def test_roshambo2_is_rock_paper_scissors_with_a_dominated_rock(solver) -> None:
-    result = solve_game(corpus("roshambo2"), solver)
+    result = solve_game(corpus("roshambo2"), solver, path="model")
     assert certified(result)
     assert result.values() == {"white": 50.0, "black": 50.0}     # symmetric game
     for role, strategy in root_strategies(result).items():
@@ -148,7 +148,7 @@ def test_roshambo2_is_rock_paper_scissors_with_a_dominated_rock(solver) -> None:
 
 @pytest.mark.parametrize("solver", ["baseline", "ih"])
 def test_prisoners_dilemma_defects_in_every_round(solver) -> None:
-    result = solve_game(corpus("gt_prisoner"), solver)
+    result = solve_game(corpus("gt_prisoner"), solver, path="model")
     assert certified(result)
     assert result.expansion.graph.constant_sum is None
     # defect strictly dominates in each round and the score adds up: 20 x (1, 1)
@@ -158,14 +158,14 @@ def test_prisoners_dilemma_defects_in_every_round(solver) -> None:
 
 
 def test_chicken_equilibrium_follows_the_selection_rule() -> None:
-    first = solve_game(corpus("gt_chicken"), "baseline")
+    first = solve_game(corpus("gt_chicken"), "baseline", path="model")
     assert certified(first)
     # moves sorted by KIF: straight, swerve. The first pure equilibrium in row-major
     # order is (straight, swerve), played in all 20 rounds: 20 x (5, 3)
     assert first.values() == {"white": 100.0, "black": 60.0}
     assert root_strategies(first) == {"white": {"straight": 1.0}, "black": {"swerve": 1.0}}
     # the best equilibrium for black is the mirror image
-    mirrored = solve_game(corpus("gt_chicken"), "baseline", selection="max1")
+    mirrored = solve_game(corpus("gt_chicken"), "baseline", selection="max1", path="model")
     assert certified(mirrored)
     assert mirrored.values() == {"white": 60.0, "black": 100.0}
     ih = solve_expansion(first.expansion, "ih")[0]
@@ -194,11 +194,11 @@ def test_blocker_endgame_subgame() -> None:
 
 def test_whole_blocker_game_does_not_fit_a_small_budget() -> None:
     with pytest.raises(LimitReached, match="budget of 2,000 states"):
-        solve_game(corpus("blocker"), "ih", budget=Budget(max_states=2_000))
+        solve_game(corpus("blocker"), "ih", budget=Budget(max_states=2_000), path="model")
 
 
 def test_turn_based_tictactoe_expands_through_noop_sides() -> None:
-    result = solve_game(corpus("ticTacToe"), "baseline")
+    result = solve_game(corpus("ticTacToe"), "baseline", path="model")
     # the 5,478 legal positions of tic-tac-toe; perfect play draws
     assert result.expansion.graph.n_states == 5_478
     assert result.values() == {"xplayer": 50.0, "oplayer": 50.0}
@@ -209,7 +209,7 @@ def test_turn_based_tictactoe_expands_through_noop_sides() -> None:
 def test_centipede_ends_at_once() -> None:
     """Backward induction in the centipede game: continuing costs the mover 1 and
     gives the other 3, who then ends the game; so every mover finishes at once."""
-    result = solve_game(corpus("gt_centipede"), "baseline")
+    result = solve_game(corpus("gt_centipede"), "baseline", path="model")
     assert certified(result)
     assert result.values() == {"white": 5.0, "black": 0.0}
     for line in strategy_lines(result.expansion, result.solution):

@@ -1,0 +1,57 @@
+"""The agent's exact solves on the scale path: the start-clock pre-solve, the endgame
+solve and stored compact solutions, checked against the per-state exact search."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from conftest import shared_path
+
+import ggp_cli
+from agent.worker import BrainOptions, GameSpec, GdlBrain
+from solvers.search import solve_exact
+
+
+def brain(name: str, **options) -> GdlBrain:
+    text = shared_path("gdl-corpus", "repository", f"{name}.kif").read_text()
+    return GdlBrain(GameSpec("gdl", text, name), "xplayer", BrainOptions(seed=1, **options))
+
+
+def test_presolve_fills_the_exact_table_with_the_baselines_values() -> None:
+    player = brain("chickentictactoe")
+    report = player._baseline_presolve(time.monotonic() + 60)
+    assert report == "baseline: solved, 11093 states"   # the non-terminal states
+    # chickentictactoe: value 40.4512 for xplayer (docs/solving-gdl.md's corpus table)
+    assert player.exact[player.state] == pytest.approx([40.451179733, 59.548820267])
+    some = list(player.exact)[5000]
+    assert player.exact[some] == pytest.approx(
+        solve_exact(player.machine, some, table={}).exact.value, abs=1e-9)
+
+
+def test_endgame_on_the_scale_path_equals_the_exact_search() -> None:
+    import solvers.simultaneous.dag_solve  # noqa: F401  (as the start clock imports it)
+
+    player = brain("chickentictactoe")
+    rng = np.random.default_rng(3)
+    machine = player.machine
+    for _ in range(2):
+        legal = [machine.legal_moves(player.state, r) for r in range(2)]
+        player.advance([machine.move_to_kif(m[rng.integers(len(m))]) for m in legal])
+    assert player._dag_endgame(time.monotonic() + 60, 100_000)
+    reference: dict = {}
+    solved = solve_exact(machine, player.state, table=reference)
+    assert player.exact[player.state] == pytest.approx(solved.exact.value, abs=1e-9)
+    assert set(reference) - set(player.exact) <= {s for s in reference if machine.is_terminal(s)}
+    assert not player._dag_endgame(time.monotonic() + 60, 100_000)   # already solved
+
+
+def test_the_agent_plays_a_stored_npz_solution_by_int_state(tmp_path) -> None:
+    path = shared_path("gdl-corpus", "repository", "chickentictactoe.kif")
+    assert ggp_cli.main(["solve", str(path), "--quiet", "--save",
+                         str(tmp_path / "chicken.npz")]) == 0
+    player = brain("chickentictactoe", solutions=str(tmp_path))
+    assert player.solution is not None and player.solution.bound
+    move, info = player.select(time.monotonic() + 5)
+    assert info["method"] == "solution" and info["value"] == pytest.approx(40.451179733)
