@@ -42,6 +42,7 @@ from pathlib import Path
 
 from gdl.bench_games import GOOFSPIEL_SIZES, OSHI_ZUMO, oshi_zumo_name
 from gdl.expand import Budget
+from gdl.solve_bench import died, end_child
 from solvers.errors import GameError
 
 GAMES = Path(__file__).resolve().parent.parent / "games" / "gdl"
@@ -133,12 +134,9 @@ def run_in_child(work: Callable[..., dict], args: tuple, wait: float) -> tuple[d
         kind, payload = receiver.recv()
         return (payload, "") if kind == "ok" else (None, payload)
     except EOFError:
-        return None, f"the child process died (exit code {child.exitcode})"
+        return None, died(child)
     finally:
-        if child.is_alive():
-            child.terminate()
-        child.join()
-        receiver.close()
+        end_child(child, receiver)
 
 
 def _child(work: Callable[..., dict], args: tuple, conn) -> None:

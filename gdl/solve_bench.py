@@ -151,12 +151,22 @@ def run_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence[s
                 return row, None
             phase, wait = "solve", solve_limit + GRACE_SECONDS
     except EOFError:
-        return row, f"the child process died (exit code {child.exitcode})"
+        return row, died(child)
     finally:
-        if child.is_alive():
-            child.terminate()
-        child.join()
-        receiver.close()
+        end_child(child, receiver)
+
+
+def died(child) -> str:
+    """What to report of a child process that closed its pipe without an answer."""
+    return f"the child process died (exit code {child.exitcode})"
+
+
+def end_child(child, receiver) -> None:
+    """Stop a benchmark's child process (whatever state it is in) and close its pipe."""
+    if child.is_alive():
+        child.terminate()
+    child.join()
+    receiver.close()
 
 
 def main(argv: Sequence[str]) -> int:
