@@ -25,7 +25,7 @@ from gdl.corpus_check import oracle_trace
 from gdl.machine import load_machine
 from gdl.scale_bench import main as bench_main
 from gdl.scale_bench import openspiel_value_iteration
-from gdl.solve_cli import solve_game, strategy_lines
+from gdl.solve_cli import solve_game
 from gdl.trace import replay
 from solvers.errors import GameError
 
@@ -170,7 +170,7 @@ GOOFSPIEL_STATES = {2: 8, 3: 36, 4: 194, 5: 1022}
 def test_goofspiel_is_symmetric(n: int, solver: str) -> None:
     result = solve_game(GDL / f"goofspiel_{n}.kif", solver)
     assert result.values() == {"p0": pytest.approx(50, abs=1e-9), "p1": pytest.approx(50, abs=1e-9)}
-    assert result.expansion.graph.n_states == GOOFSPIEL_STATES[n]
+    assert result.states == GOOFSPIEL_STATES[n]
     assert result.certificate["ok"]
 
 
@@ -191,8 +191,8 @@ def test_oshi_zumo_equals_a_separate_program_at_every_state(params: tuple) -> No
     coins, size, horizon, min_bid = params
     value = oshi_zumo_values(*params)
     result = solve_game(GDL / f"oshi_zumo_c{coins}_s{size}_h{horizon}_m{min_bid}.kif", "baseline")
-    lines = list(strategy_lines(result.expansion, result.solution))
-    assert len(lines) == result.expansion.game.num_nodes
+    lines = list(result.strategy_lines())
+    assert len(lines) == result.nodes
     for line in lines:
         state = facts(line)
         step = int(state["step"][0]) if "step" in state else 0  # no step: it never binds
@@ -217,7 +217,7 @@ def test_oshi_zumo_equals_openspiel_at_every_state() -> None:
     peer = openspiel_value_iteration("oshi_zumo(coins=4,size=1,horizon=8,min_bid=1)")
     result = solve_game(GDL / "oshi_zumo_c4_s1_h8_m1.kif", "baseline")
     ours = {}
-    for line in strategy_lines(result.expansion, result.solution):
+    for line in result.strategy_lines():
         state = facts(line)
         ours[(int(state["coins p0"][0]), int(state["coins p1"][0]), int(state["pos"][0]))] = \
             line["values"]["p0"]
@@ -228,7 +228,7 @@ def test_oshi_zumo_equals_openspiel_at_every_state() -> None:
         if key in ours:
             assert ours[key] == pytest.approx(50 + 50 * value, abs=1e-4), text
             compared += 1
-    assert compared == len(ours) == result.expansion.game.num_nodes
+    assert compared == len(ours) == result.nodes
 
 
 trace_dir = test_gdl_oracle.trace_dir  # the oracle tests' fixture: skips without swipl
