@@ -49,9 +49,8 @@ from gdl.compile import CompiledMachine
 from gdl.expand import (
     PROGRESS_SECONDS,
     Budget,
+    Limits,
     StateGraph,
-    _resident_mb,
-    check_limits,
     expand_states,
     players_of,
 )
@@ -218,11 +217,7 @@ class BatchedExpansion:
         self.entry_child = _Grow(np.int32)
         self.transitions = 0
         self.levels = [0, 1]   # first state of each level, then the end of the last
-        self.start = time.perf_counter()
-        self.last_line = self.start
-        self.base_memory = _resident_mb()
-        clock = self.start if budget.started is None else budget.started
-        self.deadline = None if budget.time_limit is None else clock + budget.time_limit
+        self.limits = Limits(budget)
 
     def run(self, root: State | None) -> DagExpansion:
         bm = self.bm
@@ -248,7 +243,7 @@ class BatchedExpansion:
         packed = self.states.trimmed()
         _check_acyclic(dag, lambda s: machine.state_to_kif(unpack_int(packed[s])),
                        np.array(self.levels, dtype=np.int64))
-        seconds = time.perf_counter() - self.start
+        seconds = time.perf_counter() - self.limits.start
         result = DagExpansion(dag, machine, self.players, self.nature, seconds, self.transitions,
                               packed=packed, legal_set=self.legal_set.trimmed(),
                               legal_rows=self.legal.trimmed(),
@@ -337,7 +332,7 @@ class BatchedExpansion:
         self.transitions += total
         if self.budget.max_states is not None and self.states.n > self.budget.max_states:
             raise LimitReached(f"expansion stopped: the budget of {self.budget.max_states:,} "
-                               f"states was reached after {time.perf_counter() - self.start:.1f}"
+                               f"states was reached after {time.perf_counter() - self.limits.start:.1f}"
                                " s (raise --max-states)")
         self.entry_child.n += total
         if new:
@@ -350,21 +345,18 @@ class BatchedExpansion:
                                               self.entry_child)))
 
     def _check_budget(self) -> None:
-        now = time.perf_counter()
-        check_limits(self.budget, self.deadline, self.base_memory, self.states.n, now)
-        if self.progress is not None and now - self.last_line >= PROGRESS_SECONDS:
-            self.last_line = now
+        if self.limits.check(self.states.n) and self.progress is not None:
             self._report()
 
     def _report(self) -> None:
-        elapsed = max(time.perf_counter() - self.start, 1e-9)
+        elapsed = max(time.perf_counter() - self.limits.start, 1e-9)
         found = self.states.n
         level = len(self.levels) - 2
         self.progress(f"expand: {found:,} states found, {found / elapsed:,.0f} states/s, "  # type: ignore[misc]
                       f"{self.transitions / elapsed:,.0f} transitions/s, level {level}, "
                       f"{self.held_bytes() / 2**20:,.0f} MB held "
                       f"({self.held_bytes() / max(found, 1):.0f} B/state), "
-                      f"resident +{_resident_mb() - self.base_memory:,.0f} MB, {elapsed:.1f} s")
+                      f"resident +{self.limits.resident_growth():,.0f} MB, {elapsed:.1f} s")
 
 
 class _LazyStates:

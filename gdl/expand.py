@@ -136,12 +136,8 @@ class _Explorer:
         # the machine in role order.
         self.slots = [*graph.players] + ([graph.nature] if graph.nature is not None else [])
         self.in_role_order = self.slots == list(range(len(machine.roles)))
-        self.start = time.perf_counter()
-        self.last_line = self.start
-        self.base_memory = _resident_mb()
+        self.limits = Limits(budget)
         self.max_states = -1 if budget.max_states is None else budget.max_states
-        self.clock = self.start if budget.started is None else budget.started
-        self.deadline = None if budget.time_limit is None else self.clock + budget.time_limit
 
     def run(self, root: State) -> None:
         graph = self.graph
@@ -157,7 +153,7 @@ class _Explorer:
             if moves[s] is not None:
                 expand_one(s)
             s += 1
-        graph.seconds = time.perf_counter() - self.start
+        graph.seconds = time.perf_counter() - self.limits.start
         if self.progress is not None and graph.seconds >= PROGRESS_SECONDS:
             self._report()
 
@@ -170,7 +166,7 @@ class _Explorer:
         graph.successors.append(None)
         if number == self.max_states:
             raise LimitReached(f"expansion stopped: the budget of {number:,} states was "
-                               f"reached after {time.perf_counter() - self.start:.1f} s "
+                               f"reached after {time.perf_counter() - self.limits.start:.1f} s "
                                "(raise --max-states)")
         if number % CHECK_EVERY == 0:
             self._check_budget()
@@ -186,7 +182,8 @@ class _Explorer:
     def _expand(self, number: int) -> None:
         """The next state of every joint move of a non-terminal state, numbered."""
         graph = self.graph
-        if self.deadline is not None and time.perf_counter() >= self.deadline:
+        deadline = self.limits.deadline
+        if deadline is not None and time.perf_counter() >= deadline:
             self._check_budget()
         state = graph.states[number]
         per_slot = [graph.moves[number][r] for r in self.slots]  # type: ignore[index]
@@ -207,32 +204,47 @@ class _Explorer:
         graph.successors[number] = np.array(numbers, dtype=np.int64).reshape(shape)
 
     def _check_budget(self) -> None:
-        now = time.perf_counter()
-        check_limits(self.budget, self.deadline, self.base_memory, len(self.graph.states), now)
-        if self.progress is not None and now - self.last_line >= PROGRESS_SECONDS:
-            self.last_line = now
+        if self.limits.check(len(self.graph.states)) and self.progress is not None:
             self._report()
 
     def _report(self) -> None:
-        elapsed = time.perf_counter() - self.start
+        elapsed = time.perf_counter() - self.limits.start
         found = len(self.graph.states)
         self.progress(f"expand: {found:,} states found, {found / max(elapsed, 1e-9):,.0f} "
                       f"states/s, {elapsed:.1f} s")  # type: ignore[misc]
 
 
-def check_limits(budget: Budget, deadline: float | None, base_memory: float, found: int,
-                 now: float) -> None:
-    """Raise LimitReached when the time limit (``deadline``) or the memory budget
-    (resident growth over ``base_memory`` MB) is reached, ``found`` states found."""
-    if deadline is not None and now >= deadline:
-        raise LimitReached(f"expansion stopped: the time limit of {budget.time_limit:g} s "
-                           f"was reached with {found:,} states found (raise --time-limit)")
-    if budget.memory_mb is not None:
-        used = _resident_mb() - base_memory
-        if used >= budget.memory_mb:
+class Limits:
+    """The time and memory budget of one expansion, timed from its start, and the clock
+    of its progress lines (shared by the per-state and the batched search)."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.start = time.perf_counter()
+        self.last_line = self.start
+        self.base_memory = _resident_mb()
+        clock = self.start if budget.started is None else budget.started
+        self.deadline = None if budget.time_limit is None else clock + budget.time_limit
+
+    def resident_growth(self) -> float:
+        """MB of resident memory gained since the expansion started."""
+        return _resident_mb() - self.base_memory
+
+    def check(self, found: int) -> bool:
+        """Raise LimitReached when the time limit or the memory budget (resident growth)
+        is reached, ``found`` states found; True when a progress line is due."""
+        budget, now = self.budget, time.perf_counter()
+        if self.deadline is not None and now >= self.deadline:
+            raise LimitReached(f"expansion stopped: the time limit of {budget.time_limit:g} s "
+                               f"was reached with {found:,} states found (raise --time-limit)")
+        if budget.memory_mb is not None and self.resident_growth() >= budget.memory_mb:
             raise LimitReached(f"expansion stopped: the memory budget of "
                                f"{budget.memory_mb:,g} MB was reached with {found:,} "
                                "states found (raise --memory-mb)")
+        if now - self.last_line < PROGRESS_SECONDS:
+            return False
+        self.last_line = now
+        return True
 
 
 def _reorder(combo: tuple[Move, ...], slots: Sequence[int]) -> tuple[Move, ...]:
