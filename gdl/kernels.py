@@ -17,13 +17,12 @@ loaded they win at every size (simultaneous tic-tac-toe: 0.017 s instead of
 
 from __future__ import annotations
 
-import os
 from importlib import import_module
-from importlib.util import find_spec
 from types import ModuleType
 
-ENABLED = (os.environ.get("GGP_NUMBA", "1") != "0"
-           and find_spec("numba") is not None)
+from solvers.numba_switch import numba_allowed
+
+ENABLED = numba_allowed()
 MIN_ITEMS = 50_000
 _loaded: ModuleType | None = None
 

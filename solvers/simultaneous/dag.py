@@ -30,6 +30,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.errors import ValidationError
+from solvers.numba_switch import numba_allowed
 
 
 @dataclass(eq=False)
@@ -82,12 +83,19 @@ class StateDag:
             raise ValidationError(f"root {self.root} is not a state")
 
 
+# Relaxation passes before a DAG counts as deep and goes to the compiled walk.
+RELAXATION_PASSES = 32
+
+
 def heights(dag: StateDag) -> np.ndarray:
     """[S] int32: the longest path from each state to a terminal state (0 at terminals).
 
     Every child of a state of height ``h`` has a smaller height, so the states of one
     height are independent and a level-by-level backward induction solves them together.
-    Computed by relaxation, one vectorised pass per height; a cycle is reported.
+    Computed by relaxation, one vectorised pass over the entries per height; a DAG
+    still changing after :data:`RELAXATION_PASSES` passes goes to a depth-first walk
+    (:mod:`.dag_kernels`, two passes whatever the depth) when numba is allowed. A
+    cycle is reported.
     """
     s = dag.num_states
     height = np.zeros(s, dtype=np.int32)
@@ -95,10 +103,25 @@ def heights(dag: StateDag) -> np.ndarray:
     if not len(nonterminal):
         return height
     starts = dag.entry_start[nonterminal]   # non-terminal states own >= 1 entry each
-    for _ in range(s + 1):
+    for passes in range(s + 1):
+        if passes == RELAXATION_PASSES and numba_allowed():
+            return _heights_compiled(dag)
         best = np.zeros(s, dtype=np.int32)
         best[nonterminal] = np.maximum.reduceat(height[dag.entry_child], starts) + 1
         if np.array_equal(best, height):
             return height
         height = best
-    raise ValidationError("the states form a cycle, so the game need not end")
+    raise _cycle()
+
+
+def _heights_compiled(dag: StateDag) -> np.ndarray:
+    from solvers.simultaneous.dag_kernels import heights_dfs
+
+    height = np.zeros(dag.num_states, dtype=np.int32)
+    if not heights_dfs(dag.entry_start, dag.entry_child, dag.terminal, height):
+        raise _cycle()
+    return height
+
+
+def _cycle() -> ValidationError:
+    return ValidationError("the states form a cycle, so the game need not end")
