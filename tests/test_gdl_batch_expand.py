@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from importlib.util import find_spec
 from pathlib import Path
 
 import numpy as np
@@ -241,7 +242,7 @@ def test_kernel_rule_threshold_switch_and_lazy_import(monkeypatch) -> None:
     # GGP_NUMBA=0 switches the kernels off; numba is imported only when a batch needs it
     code = ("import sys, gdl.batch_expand, gdl.kernels; "
             "print(gdl.kernels.ENABLED, 'numba' in sys.modules)")
-    for value, enabled in (("0", "False"), ("1", str(gdl.kernels.find_spec("numba") is not None))):
+    for value, enabled in (("0", "False"), ("1", str(find_spec("numba") is not None))):
         env = {**os.environ, "GGP_NUMBA": value}
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              env=env, cwd=Path(gdl.kernels.__file__).parent.parent, check=True)
