@@ -79,4 +79,11 @@ def test_standings_of_a_tournament_stopped_early(tmp_path, capsys) -> None:
     assert overall["first"]["matches"] == overall["random"]["matches"] == 3
     # the three left score as they did: first's payoffs in the matches it played
     first = [m["payoffs"][m["players"].index("first")] for m in ran["matches"][:3]]
-    assert overall["first"]["mean"] == pytest.approx(sum(first) / 3)
+    game_row = next(s for s in again["standings"]
+                    if s["player"] == "first" and s["game"] != "overall")
+    assert game_row["mean"] == pytest.approx(sum(first) / 3)
+    # overall: scaled by the range saved with the tournament (rpss's terminal payoffs
+    # run from -2 to 2)
+    assert ran["payoff_ranges"][game_row["game"]] == {"low": -2.0, "high": 2.0,
+                                                      "source": "terminal payoffs"}
+    assert overall["first"]["mean"] == pytest.approx(sum((x + 2) / 4 for x in first) / 3)
