@@ -203,6 +203,7 @@ def ratings_report(matches: Sequence[dict[str, Any]], game: str | None = None
     if not groups:
         where = f" of {game}" if game is not None else ""
         report["message"] = (
-            f"no ratings: no finished matches{where} in the records" if not found else
+            f"no ratings: no finished matches{where} in the records"
+            if not report["finished"] else
             f"no ratings: the finished matches{where} have a single player")
     return report
