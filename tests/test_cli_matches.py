@@ -51,7 +51,10 @@ def test_standings_of_a_finished_tournament_again(tmp_path, capsys) -> None:
     text = capsys.readouterr().out.splitlines()
     assert text[0].startswith(f"tournament {ran['tournament']} (completed, started ")
     assert text[1].split()[:4] == ["player", "game", "n", "mean"]
-    assert {line.split()[0] for line in text[2:]} == {"first", "random", "random#2"}
+    assert {line.split()[0] for line in text[2:-1]} == {"first", "random", "random#2"}
+    # the last line says how the overall row was scaled
+    assert text[-1].startswith("overall: each game's payoffs scaled to [0, 1]")
+    assert text[-1].endswith("kuhn_from_course [-2, 2] (terminal payoffs)")
     assert ggp(["matches", "standings", "--db", db]) == 1
     assert "needs a tournament id" in capsys.readouterr().err
     assert ggp(["matches", "standings", "tournament.none", "--db", db]) == 1
