@@ -323,10 +323,6 @@ def tournament_main(argv: list[str]) -> int:
         result = asyncio.run(_tournament(records, games, args))
     finally:
         records.close()
-    if plot is not None:
-        from server.plots import standings_plot
-
-        standings_plot(plot, result.table, f"tournament {result.id}")
     if args.json:
         print(json.dumps(result.to_json()))
     else:
@@ -334,6 +330,10 @@ def tournament_main(argv: list[str]) -> int:
               f"(database {args.db})")
         print(format_standings(result.table))
         print(format_ranges(result.ranges))
+    if plot is not None:    # after the standings, so a failing plot loses nothing
+        from server.plots import standings_plot
+
+        standings_plot(plot, result.table, f"tournament {result.id}")
     return 0
 
 

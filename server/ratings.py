@@ -25,8 +25,8 @@ scores against ``j`` with probability ``p_i / (p_i + p_j)``.
 4. Scale: ratings are reported on the Elo scale, ``1500 + 400 log10(p_i)`` with the
    players' mean at 1500, so a 400-point gap means 10:1 odds.
 
-:func:`ratings_report` returns plain JSON-able data (the web pages show it);
-``ggp ratings`` prints it.
+:func:`ratings_report` (or :func:`records_ratings` on an open database) returns plain
+JSON-able data (the web pages show it); ``ggp ratings`` prints it.
 """
 
 from __future__ import annotations
@@ -39,6 +39,8 @@ from typing import Any
 
 import numpy as np
 from scipy.sparse.csgraph import connected_components
+
+from server.records import Records
 
 ELO_BASE = 1500.0
 ELO_PER_NAT = 400.0 / math.log(10.0)
@@ -207,3 +209,8 @@ def ratings_report(matches: Sequence[dict[str, Any]], game: str | None = None
             if not report["finished"] else
             f"no ratings: the finished matches{where} have a single player")
     return report
+
+
+def records_ratings(records: Records, game: str | None = None) -> dict[str, Any]:
+    """:func:`ratings_report` over every match of an open match database."""
+    return ratings_report(records.list_matches(limit=-1), game)

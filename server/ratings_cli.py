@@ -31,7 +31,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     from server.plots import ratings_plot
-    from server.ratings import ratings_report
+    from server.ratings import records_ratings
 
     args = _parser().parse_args(argv)
     if not Path(args.db).is_file():
@@ -39,14 +39,14 @@ def main(argv: list[str]) -> int:
     plot = prepare_output(args.plot, "--plot") if args.plot else None
     records = Records(args.db)
     try:
-        report = ratings_report(records.list_matches(limit=-1), args.game)
+        report = records_ratings(records, args.game)
     finally:
         records.close()
     if not report["groups"]:
         raise GameError(f"{args.db}: {report['message']}")
+    print(json.dumps(report) if args.json else report_text(report))
     if plot is not None:
         ratings_plot(plot, report)
-    print(json.dumps(report) if args.json else report_text(report))
     return 0
 
 

@@ -82,10 +82,14 @@ def line_figure(path: str | Path, lines: Sequence[Line], *, title: str, xlabel: 
         low, high = (next(d for d in drawn if d.label == name) for name in band)
         if low.x == high.x and low.x:
             ax.fill_between(low.x, low.y, high.y, alpha=0.15)
-    if log_x:
-        ax.set_xscale("log")
-    if log_y:
-        ax.set_yscale("log")
+    if any(d.x for d in drawn):
+        if log_x:
+            ax.set_xscale("log")
+        if log_y:
+            ax.set_yscale("log")
+    else:       # e.g. --iterations 0: an empty plot that says so
+        ax.text(0.5, 0.5, "no points recorded", ha="center", va="center",
+                transform=ax.transAxes)
     ax.set(title=title, xlabel=xlabel, ylabel=ylabel)
     ax.grid(True, which="both", alpha=0.3)
     if len(drawn) > 1:
@@ -100,7 +104,7 @@ def interval_figure(path: str | Path, panels: Sequence[Panel], *, title: str,
     """One panel per group, names top to bottom in the given order, a dot at each value
     and a bar over its interval; returns the panels drawn."""
     if not panels:
-        raise GameError("nothing to plot")
+        raise GameError(f"{path}: nothing to plot (no finished matches)")
     plt = _pyplot()
     heights = [max(1.2, 0.35 * len(p.names) + 0.8) for p in panels]
     fig, axes = plt.subplots(len(panels), 1, figsize=(6.4, sum(heights) + 0.6),

@@ -144,3 +144,12 @@ def test_trace_errors_are_one_line(tmp_path, capsys) -> None:
     bad.write_text("a,b\n1,2\n")
     with pytest.raises(Exception, match="not a trace"):
         read_trace(bad)
+
+
+def test_a_run_without_iterations_draws_an_empty_plot(tmp_path, capsys) -> None:
+    game = shared_path("efg", "kuhn_from_course.efg")
+    plot, trace = tmp_path / "z.png", tmp_path / "z.csv"
+    assert ggp(["solve", str(game), "--iterations", "0", "--plot", str(plot),
+                "--trace", str(trace)]) == 0
+    assert rows(trace) == (["iteration", "seconds", "nash_conv"], [])
+    assert png_size(plot) == (640, 400)
