@@ -28,8 +28,6 @@ from solvers.extensive.model import TERMINAL
 from solvers.extensive.playable import ExtensivePlayable
 from solvers.posg.playable import PosgPlayable
 
-GDL_GOALS = (0.0, 100.0)
-
 
 @dataclass(frozen=True)
 class PayoffRange:
@@ -54,6 +52,9 @@ class PayoffRange:
         return f"[{self.low:g}, {self.high:g}] ({self.source})"
 
 
+GDL_RANGE = PayoffRange(0.0, 100.0, "GDL goals 0-100")
+
+
 def payoff_range(game: Any) -> PayoffRange | None:
     """The range of a playable game (module docstring); None when only the matches can
     tell (:func:`observed_range`)."""
@@ -70,7 +71,7 @@ def payoff_range(game: Any) -> PayoffRange | None:
         high = max(float(rewards.max(initial=0.0)), 0.0) * steps
         return PayoffRange(min(low, -high), max(high, -low), "rewards over the horizon")
     if getattr(game, "format", None) == "gdl":
-        return PayoffRange(*GDL_GOALS, "GDL goals 0-100")
+        return GDL_RANGE
     return None
 
 

@@ -38,7 +38,7 @@ from scipy import stats
 
 from server.app import MatchServer
 from server.match import MatchOutcome
-from server.payoff_range import PayoffRange, observed_range, payoff_range
+from server.payoff_range import GDL_RANGE, PayoffRange, observed_range, payoff_range
 from solvers.errors import GameError
 from solvers.playable import PlayableGame
 from solvers.report import player_keys
@@ -292,38 +292,45 @@ class _RecordedGame:
 
     name: str
     roles: tuple[str, ...]
-    format: str
+
+
+def recorded_pairings(tournament: dict[str, Any], matches: Sequence[dict[str, Any]]
+                      ) -> tuple[list[str], list[Pairing], list[dict[str, Any] | None]]:
+    """A recorded tournament's entrant names, its schedule rebuilt from the saved
+    configuration (games with a recorded match only: the others' roles are unknown) and
+    for each pairing its recorded match (found by its seed) or None."""
+    config = tournament["config"]
+    roles = {m["game"]: tuple(m["roles"]) for m in matches}
+    games = [_RecordedGame(name, roles[name]) for name in config["games"] if name in roles]
+    fill = config.get("fill")
+    entrants = list(config["players"]) + ([fill] if fill is not None else [])
+    by_seed = {m["seed"]: m for m in matches}
+    pairings = schedule(games, len(config["players"]), config["rounds"],
+                        config["swap_roles"], config["seed"], fill is not None)
+    return entrant_names(entrants), pairings, [by_seed.get(p.seed) for p in pairings]
 
 
 def recorded_standings(tournament: dict[str, Any],
                        matches: Sequence[dict[str, Any]]) -> list[Standing]:
     """The standings of a recorded tournament (``Records.get_tournament``) from its
-    recorded matches, scored as when it ran: its schedule is rebuilt from the saved
-    configuration, and each match is found by its seed. Matches that never started
-    (a tournament stopped early) are left out."""
+    recorded matches, scored as when it ran (:func:`recorded_pairings`). Matches that
+    never started (a tournament stopped early) are left out."""
     return recorded_table(tournament, matches)[0]
 
 
 def recorded_table(tournament: dict[str, Any], matches: Sequence[dict[str, Any]]
                    ) -> tuple[list[Standing], dict[str, PayoffRange]]:
-    """:func:`recorded_standings` and the payoff ranges that scaled its overall row
-    (saved with the configuration; a GDL game's 0-100 or the observed range for records
-    written before ranges were saved)."""
-    config = tournament["config"]
-    roles = {m["game"]: tuple(m["roles"]) for m in matches}
-    formats = {m["game"]: m["format"] for m in matches}
-    games = [_RecordedGame(name, roles[name], formats[name]) for name in config["games"]
-             if name in roles]
-    fill = config.get("fill")
-    entrants = list(config["players"]) + ([fill] if fill is not None else [])
-    by_seed = {m["seed"]: m for m in matches}
-    played = [(p, by_seed[p.seed]) for p in schedule(games, len(config["players"]),
-                                                      config["rounds"], config["swap_roles"],
-                                                      config["seed"], fill is not None)
-              if p.seed in by_seed]
+    """:func:`recorded_standings` and the payoff ranges that scaled its overall row:
+    saved with the configuration, else (records written before ranges were saved) a
+    GDL game's 0-100 or the range its matches show."""
+    names, pairings, recorded = recorded_pairings(tournament, matches)
+    played = [(p, m) for p, m in zip(pairings, recorded, strict=True) if m is not None]
     outcomes = [MatchOutcome(m["id"], m["status"], m["payoffs"], m["reason"])
                 for _, m in played]
-    saved = {g: PayoffRange.from_json(r) for g, r in config.get("payoff_ranges", {}).items()}
-    pairings = [p for p, _ in played]
-    ranges = game_ranges(pairings, outcomes, saved)
-    return standings(pairings, outcomes, entrant_names(entrants), ranges), ranges
+    saved = {g: PayoffRange.from_json(r)
+             for g, r in tournament["config"].get("payoff_ranges", {}).items()}
+    for m in matches:
+        if m["format"] == "gdl":
+            saved.setdefault(m["game"], GDL_RANGE)
+    ranges = game_ranges([p for p, _ in played], outcomes, saved)
+    return standings([p for p, _ in played], outcomes, names, ranges), ranges
