@@ -34,7 +34,8 @@ Steps:
    header, or on the DAG path with a ``.npz`` name, or above
    :data:`~gdl.solution_store.NPZ_ABOVE_STATES` states, the compact binary format).
    ``--trace``/``--plot`` record the states found against time during the expansion
-   (sampled at its budget checks; :mod:`solvers.trace`).
+   (sampled at its budget checks; :mod:`solvers.trace`), written also when a limit
+   stops it.
 """
 
 from __future__ import annotations
@@ -409,8 +410,12 @@ def main(argv: Sequence[str]) -> int:
     progress = None if args.quiet else _stderr
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
                     memory_mb=args.memory_mb, sample=trace.add if outputs.wanted else None)
-    result = solve_game(args.game, args.solver, budget=budget, engine=args.engine,
-                        selection=args.selection, progress=progress, path=args.path)
+    try:
+        result = solve_game(args.game, args.solver, budget=budget, engine=args.engine,
+                            selection=args.selection, progress=progress, path=args.path)
+    except LimitReached:
+        trace.save(outputs.trace, outputs.plot)     # how far it got is worth keeping
+        raise
     if outputs.wanted:
         trace.add(result.expand_seconds, result.states)
         trace.save(outputs.trace, outputs.plot)

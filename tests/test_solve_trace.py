@@ -153,3 +153,14 @@ def test_a_run_without_iterations_draws_an_empty_plot(tmp_path, capsys) -> None:
                 "--trace", str(trace)]) == 0
     assert rows(trace) == (["iteration", "seconds", "nash_conv"], [])
     assert png_size(plot) == (640, 400)
+
+
+def test_a_gdl_solve_stopped_by_a_limit_keeps_its_trace(tmp_path, capsys) -> None:
+    trace = tmp_path / "t.csv"
+    game = GAMES / "gdl" / "simultaneous_tictactoe.kif"
+    assert ggp(["solve", str(game), "--path", "model", "--max-states", "1000", "--quiet",
+                "--trace", str(trace)]) == 1
+    assert "budget of 1,000 states" in capsys.readouterr().err
+    _, table = rows(trace)
+    # the per-state path checks its budget as it numbers states 0, 256, 512 ...
+    assert [r["states"] for r in table] == [1, 257, 513, 769]
