@@ -33,6 +33,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "tournament": ("server.cli:tournament_main", "round-robin tournament with standings"),
     "matches": ("server.cli:matches_main",
                 "recorded matches (list, show, export), tournaments and their standings"),
+    "ratings": ("server.ratings_cli:main",
+                "Bradley-Terry ratings with 95% CIs over the recorded matches, head to head"),
 }
 
 # bench -> (handler, one-line help)

@@ -51,12 +51,15 @@ class Budget:
 
     The time limit counts from ``started`` (a ``time.perf_counter()`` value, so a
     command's loading time can count too), by default from the expansion's start.
+    ``sample(seconds, states)`` is called at every budget check (seconds from the
+    expansion's start, states found so far): ``ggp solve --trace`` records it.
     """
 
     max_states: int | None = 2_000_000
     time_limit: float | None = None
     memory_mb: float | None = 8192.0
     started: float | None = None
+    sample: Callable[[float, int], None] | None = None
 
 
 @dataclass
@@ -234,6 +237,8 @@ class Limits:
         """Raise LimitReached when the time limit or the memory budget (resident growth)
         is reached, ``found`` states found; True when a progress line is due."""
         budget, now = self.budget, time.perf_counter()
+        if budget.sample is not None:
+            budget.sample(now - self.start, found)
         if self.deadline is not None and now >= self.deadline:
             raise LimitReached(f"expansion stopped: the time limit of {budget.time_limit:g} s "
                                f"was reached with {found:,} states found (raise --time-limit)")

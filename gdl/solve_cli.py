@@ -3,6 +3,7 @@
     ggp solve GAME.kif --solver baseline|ih|doab|biab [--path dag|model] [--json]
               [--strategy OUT.jsonl] [--save FILE] [--max-states N] [--time-limit S]
               [--memory-mb M] [--engine auto|compiled|general] [--selection RULE] [--quiet]
+              [--trace FILE.csv] [--plot FILE.png]
 
 Steps:
 
@@ -32,6 +33,9 @@ Steps:
    the rules hash for the agent (:mod:`gdl.solution_store`: the same lines after a
    header, or on the DAG path with a ``.npz`` name, or above
    :data:`~gdl.solution_store.NPZ_ABOVE_STATES` states, the compact binary format).
+   ``--trace``/``--plot`` record the states found against time during the expansion
+   (sampled at its budget checks; :mod:`solvers.trace`), written also when a limit
+   stops it.
 """
 
 from __future__ import annotations
@@ -58,6 +62,7 @@ from solvers.errors import GameError, LimitReached
 from solvers.files import prepare_output
 from solvers.report import root_strategy_text
 from solvers.simultaneous.dag_solution import DagSolution
+from solvers.trace import Trace, add_trace_arguments, trace_options
 
 SOLVERS = ("baseline", "ih", "doab", "biab")
 PATHS = ("dag", "model")
@@ -400,11 +405,20 @@ def main(argv: Sequence[str]) -> int:
     # a bad output place fails now, not after the whole solve
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
     save_path = prepare_output(args.save, "--save") if args.save else None
+    outputs = trace_options(args.trace, args.plot)
+    trace = Trace("states", f"{Path(args.game).name}: expansion ({args.solver})")
     progress = None if args.quiet else _stderr
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
-                    memory_mb=args.memory_mb)
-    result = solve_game(args.game, args.solver, budget=budget, engine=args.engine,
-                        selection=args.selection, progress=progress, path=args.path)
+                    memory_mb=args.memory_mb, sample=trace.add if outputs.wanted else None)
+    try:
+        result = solve_game(args.game, args.solver, budget=budget, engine=args.engine,
+                            selection=args.selection, progress=progress, path=args.path)
+    except LimitReached:
+        trace.save(outputs.trace, outputs.plot)     # how far it got is worth keeping
+        raise
+    if outputs.wanted:
+        trace.add(result.expand_seconds, result.states)
+        trace.save(outputs.trace, outputs.plot)
     if strategy_path is not None:
         _write_lines(str(strategy_path), result.strategy_lines())
         _stderr(f"wrote the strategy to {strategy_path}")
@@ -523,4 +537,5 @@ def _parser() -> argparse.ArgumentParser:
                         help="equilibrium selection in general-sum games: first (the first "
                         "pure one in row-major order; default), welfare, max0, min0, max1, min1")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_trace_arguments(parser, "the states expanded against time")
     return parser

@@ -29,6 +29,7 @@ from server.credentials import (
     write_private,
 )
 from server.match import MatchOutcome
+from server.payoff_range import format_ranges
 from server.players.http import LOOPBACK, HttpAllowList
 from server.players.spec import parse_spec
 from server.protocol import MAX_SEED
@@ -37,11 +38,12 @@ from server.tournament import (
     ProgressBar,
     TournamentResult,
     format_standings,
-    recorded_standings,
+    recorded_table,
     run_tournament,
     schedule,
 )
 from solvers.errors import GameError
+from solvers.files import prepare_output
 from solvers.playable import PlayableGame
 
 DEFAULT_DB = "matches.sqlite"
@@ -309,9 +311,12 @@ def tournament_main(argv: list[str]) -> int:
                         help="only load game files from these folders")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    parser.add_argument("--plot", metavar="FILE.png",
+                        help="draw the standings with their 95%% confidence intervals as a PNG")
     args = parser.parse_args(argv)
     _setup_logging()
     _check_specs(args.players + ([args.fill] if args.fill is not None else []))
+    plot = prepare_output(args.plot, "--plot") if args.plot else None
     games = _load_games(args.games, args.game_dirs)
     records = Records(args.db)
     try:
@@ -324,6 +329,11 @@ def tournament_main(argv: list[str]) -> int:
         print(f"tournament {result.id}: {len(result.outcomes)} matches, seed {result.seed} "
               f"(database {args.db})")
         print(format_standings(result.table))
+        print(format_ranges(result.ranges))
+    if plot is not None:    # after the standings, so a failing plot loses nothing
+        from server.plots import standings_plot
+
+        standings_plot(plot, result.table, f"tournament {result.id}")
     return 0
 
 
@@ -397,12 +407,14 @@ def _matches_output(records: Records, args: argparse.Namespace) -> str:
         rows = records.list_tournaments(args.limit)
         return json.dumps(rows) if args.json else _tournaments_text(rows)
     tournament = records.get_tournament(args.id)
-    table = recorded_standings(tournament, records.list_matches(args.id, limit=-1))
+    table, ranges = recorded_table(tournament, records.list_matches(args.id, limit=-1))
     if args.json:
         return json.dumps({"tournament": args.id, "status": tournament["status"],
-                           "standings": [row.to_json() for row in table]})
-    return f"{_tournament_title(tournament)}\n" + (format_standings(table) if table
-                                                    else "no matches recorded")
+                           "standings": [row.to_json() for row in table],
+                           "payoff_ranges": {g: r.to_json() for g, r in ranges.items()}})
+    return f"{_tournament_title(tournament)}\n" + (
+        f"{format_standings(table)}\n{format_ranges(ranges)}" if table
+        else "no matches recorded")
 
 
 def _date(seconds: float | None) -> str:

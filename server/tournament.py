@@ -15,7 +15,10 @@ Algorithm:
    confidence interval (Student's t over the matches: ``t(0.975, n-1) * s / sqrt(n)``),
    and wins/draws/losses (a win: strictly the highest payoff of the match; a draw:
    tied for the highest; otherwise a loss). Aborted matches are counted apart and
-   score nothing.
+   score nothing. The overall row first scales each game's payoffs to [0, 1] by the
+   game's payoff range (:mod:`server.payoff_range`, saved with the tournament's
+   configuration), so games with different units average fairly; per-game rows keep
+   the game's own payoffs.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ import random
 import secrets
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -35,6 +38,7 @@ from scipy import stats
 
 from server.app import MatchServer
 from server.match import MatchOutcome
+from server.payoff_range import GDL_RANGE, PayoffRange, observed_range, payoff_range
 from solvers.errors import GameError
 from solvers.playable import PlayableGame
 from solvers.report import player_keys
@@ -116,8 +120,32 @@ def _filled(seats: Sequence[int], n_roles: int, fill: int) -> tuple[int, ...]:
     return tuple(seating)
 
 
+def game_ranges(pairings: Sequence[Pairing], outcomes: Sequence[MatchOutcome],
+                known: Mapping[str, PayoffRange] | None = None) -> dict[str, PayoffRange]:
+    """Each game's payoff range: ``known``, else the game's own
+    (:func:`~server.payoff_range.payoff_range`), else the range its completed matches
+    show."""
+    ranges = dict(known or {})
+    seen: dict[str, list[list[float]]] = {}
+    for pairing, outcome in zip(pairings, outcomes, strict=True):
+        name = pairing.game.name
+        if name not in ranges and (found := payoff_range(pairing.game)) is not None:
+            ranges[name] = found
+        if outcome.status == "completed" and outcome.payoffs is not None:
+            seen.setdefault(name, []).append(outcome.payoffs)
+    for pairing in pairings:
+        name = pairing.game.name
+        if name not in ranges:
+            ranges[name] = observed_range(seen.get(name, []))
+    return ranges
+
+
 def standings(pairings: Sequence[Pairing], outcomes: Sequence[MatchOutcome],
-              names: Sequence[str]) -> list[Standing]:
+              names: Sequence[str],
+              ranges: Mapping[str, PayoffRange] | None = None) -> list[Standing]:
+    """The table of step 3; ``ranges`` (by game name) scale the overall row, by
+    default :func:`game_ranges`."""
+    scale = game_ranges(pairings, outcomes, ranges)
     table: dict[tuple[str, str], Standing] = {}
 
     def row(entrant: str, game: str) -> Standing:
@@ -132,7 +160,8 @@ def standings(pairings: Sequence[Pairing], outcomes: Sequence[MatchOutcome],
                     continue
                 payoff = outcome.payoffs[role]
                 best = max(outcome.payoffs)
-                entry.scores.append(payoff)
+                entry.scores.append(payoff if game != "overall"
+                                    else scale[pairing.game.name].scale(payoff))
                 if payoff < best:
                     entry.losses += 1
                 elif outcome.payoffs.count(best) > 1:
@@ -192,12 +221,14 @@ class TournamentResult:
     outcomes: list[MatchOutcome]
     table: list[Standing]
     seed: int
+    ranges: dict[str, PayoffRange] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "tournament": self.id,
             "seed": self.seed,
             "players": self.names,
+            "payoff_ranges": {g: r.to_json() for g, r in self.ranges.items()},
             "matches": [{"match": o.match, "game": p.game.name,
                          "players": [self.names[e] for e in p.entrants], "round": p.round,
                          "seed": p.seed, "status": o.status, "payoffs": o.payoffs,
@@ -220,9 +251,11 @@ async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
     if rounds < 1 or concurrency < 1:
         raise GameError("--rounds and --concurrency must be at least 1")
     seed = secrets.randbelow(1 << 31) if seed is None else seed
+    known = {g.name: r for g in games if (r := payoff_range(g)) is not None}
     config = {"games": [g.name for g in games], "players": list(players), "rounds": rounds,
               "swap_roles": swap_roles, "concurrency": concurrency, "startclock": startclock,
-              "playclock": playclock, "seed": seed}
+              "playclock": playclock, "seed": seed,
+              "payoff_ranges": {g: r.to_json() for g, r in known.items()}}
     entrants = list(players)
     if fill is not None:
         config["fill"] = fill
@@ -247,9 +280,10 @@ async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
     except BaseException:
         await asyncio.shield(server.records.finish_tournament(tid, "aborted", None))
         raise
-    table = standings(pairings, outcomes, names)
+    ranges = game_ranges(pairings, outcomes, known)
+    table = standings(pairings, outcomes, names, ranges)
     await server.records.finish_tournament(tid, "completed", [s.to_json() for s in table])
-    return TournamentResult(tid, names, pairings, list(outcomes), table, seed)
+    return TournamentResult(tid, names, pairings, list(outcomes), table, seed, ranges)
 
 
 @dataclass(frozen=True)
@@ -260,22 +294,43 @@ class _RecordedGame:
     roles: tuple[str, ...]
 
 
-def recorded_standings(tournament: dict[str, Any],
-                       matches: Sequence[dict[str, Any]]) -> list[Standing]:
-    """The standings of a recorded tournament (``Records.get_tournament``) from its
-    recorded matches, scored as when it ran: its schedule is rebuilt from the saved
-    configuration, and each match is found by its seed. Matches that never started
-    (a tournament stopped early) are left out."""
+def recorded_pairings(tournament: dict[str, Any], matches: Sequence[dict[str, Any]]
+                      ) -> tuple[list[str], list[Pairing], list[dict[str, Any] | None]]:
+    """A recorded tournament's entrant names, its schedule rebuilt from the saved
+    configuration (games with a recorded match only: the others' roles are unknown) and
+    for each pairing its recorded match (found by its seed) or None."""
     config = tournament["config"]
     roles = {m["game"]: tuple(m["roles"]) for m in matches}
     games = [_RecordedGame(name, roles[name]) for name in config["games"] if name in roles]
     fill = config.get("fill")
     entrants = list(config["players"]) + ([fill] if fill is not None else [])
     by_seed = {m["seed"]: m for m in matches}
-    played = [(p, by_seed[p.seed]) for p in schedule(games, len(config["players"]),
-                                                      config["rounds"], config["swap_roles"],
-                                                      config["seed"], fill is not None)
-              if p.seed in by_seed]
+    pairings = schedule(games, len(config["players"]), config["rounds"],
+                        config["swap_roles"], config["seed"], fill is not None)
+    return entrant_names(entrants), pairings, [by_seed.get(p.seed) for p in pairings]
+
+
+def recorded_standings(tournament: dict[str, Any],
+                       matches: Sequence[dict[str, Any]]) -> list[Standing]:
+    """The standings of a recorded tournament (``Records.get_tournament``) from its
+    recorded matches, scored as when it ran (:func:`recorded_pairings`). Matches that
+    never started (a tournament stopped early) are left out."""
+    return recorded_table(tournament, matches)[0]
+
+
+def recorded_table(tournament: dict[str, Any], matches: Sequence[dict[str, Any]]
+                   ) -> tuple[list[Standing], dict[str, PayoffRange]]:
+    """:func:`recorded_standings` and the payoff ranges that scaled its overall row:
+    saved with the configuration, else (records written before ranges were saved) a
+    GDL game's 0-100 or the range its matches show."""
+    names, pairings, recorded = recorded_pairings(tournament, matches)
+    played = [(p, m) for p, m in zip(pairings, recorded, strict=True) if m is not None]
     outcomes = [MatchOutcome(m["id"], m["status"], m["payoffs"], m["reason"])
                 for _, m in played]
-    return standings([p for p, _ in played], outcomes, entrant_names(entrants))
+    saved = {g: PayoffRange.from_json(r)
+             for g, r in tournament["config"].get("payoff_ranges", {}).items()}
+    for m in matches:
+        if m["format"] == "gdl":
+            saved.setdefault(m["game"], GDL_RANGE)
+    ranges = game_ranges([p for p, _ in played], outcomes, saved)
+    return standings([p for p, _ in played], outcomes, names, ranges), ranges

@@ -51,7 +51,10 @@ def test_standings_of_a_finished_tournament_again(tmp_path, capsys) -> None:
     text = capsys.readouterr().out.splitlines()
     assert text[0].startswith(f"tournament {ran['tournament']} (completed, started ")
     assert text[1].split()[:4] == ["player", "game", "n", "mean"]
-    assert {line.split()[0] for line in text[2:]} == {"first", "random", "random#2"}
+    assert {line.split()[0] for line in text[2:-1]} == {"first", "random", "random#2"}
+    # the last line says how the overall row was scaled
+    assert text[-1].startswith("overall: each game's payoffs scaled to [0, 1]")
+    assert text[-1].endswith("kuhn_from_course [-2, 2] (terminal payoffs)")
     assert ggp(["matches", "standings", "--db", db]) == 1
     assert "needs a tournament id" in capsys.readouterr().err
     assert ggp(["matches", "standings", "tournament.none", "--db", db]) == 1
@@ -79,4 +82,11 @@ def test_standings_of_a_tournament_stopped_early(tmp_path, capsys) -> None:
     assert overall["first"]["matches"] == overall["random"]["matches"] == 3
     # the three left score as they did: first's payoffs in the matches it played
     first = [m["payoffs"][m["players"].index("first")] for m in ran["matches"][:3]]
-    assert overall["first"]["mean"] == pytest.approx(sum(first) / 3)
+    game_row = next(s for s in again["standings"]
+                    if s["player"] == "first" and s["game"] != "overall")
+    assert game_row["mean"] == pytest.approx(sum(first) / 3)
+    # overall: scaled by the range saved with the tournament (rpss's terminal payoffs
+    # run from -2 to 2)
+    assert ran["payoff_ranges"][game_row["game"]] == {"low": -2.0, "high": 2.0,
+                                                      "source": "terminal payoffs"}
+    assert overall["first"]["mean"] == pytest.approx(sum((x + 2) / 4 for x in first) / 3)

@@ -75,8 +75,12 @@ def test_tournament_json(tmp_path, capsys) -> None:
     assert set(overall) == {"first", "random"}
     assert overall["first"]["matches"] == 4
     assert overall["first"]["wins"] + overall["first"]["draws"] + overall["first"]["losses"] == 4
-    # zero-sum: the two means are opposite
-    assert overall["first"]["mean"] == pytest.approx(-overall["random"]["mean"])
+    # zero-sum: the two means are opposite; overall, scaled to [0, 1] by a range
+    # symmetric about 0, they add to 1
+    rows = {(s["player"], s["game"]): s for s in result["standings"]}
+    assert rows["first", "rewards"]["mean"] == pytest.approx(-rows["random", "rewards"]["mean"])
+    assert overall["first"]["mean"] + overall["random"]["mean"] == pytest.approx(1.0)
+    assert result["payoff_ranges"]["rewards"]["source"] == "rewards over the horizon"
     assert ggp(["tournament", "--games", str(game), "--players", "first", "--db", db]) == 1
 
 

@@ -57,11 +57,15 @@ def test_standings_mean_ci_and_wdl() -> None:
                 MatchOutcome("c", "completed", [0.0, 100.0]),
                 MatchOutcome("d", "aborted", None, "x")]
     table = {(s.entrant, s.game): s for s in standings(pairings, outcomes, ["p", "q"])}
-    p = table["p", "overall"]
+    p = table["p", "pennies"]
     assert (p.wins, p.draws, p.losses, p.aborted) == (1, 1, 1, 1)
     assert p.mean == 50.0
     # t(0.975, 2) = 4.3027; s = 50; half-width = 4.3027 * 50 / sqrt(3)
     assert p.ci95 == pytest.approx(124.2083, rel=1e-4)
+    # overall: scaled by the range the matches show (this test game has none of its own)
+    overall = table["p", "overall"]
+    assert (overall.mean, overall.wins, overall.aborted) == (0.5, 1, 1)
+    assert overall.ci95 == pytest.approx(1.242083, rel=1e-4)
     assert "p" in format_standings(list(table.values()))
 
 
@@ -98,7 +102,8 @@ async def test_tournament_with_a_filler(tmp_path) -> None:
     saved = records.get_tournament(result.id)
     assert saved["config"]["fill"] == "first"
     overall = {(s["player"], s["game"]): s for s in saved["standings"]}
-    assert overall["first", "overall"]["mean"] == 50.0
+    assert overall["first", "pennies"]["mean"] == 50.0
+    assert overall["first", "overall"]["mean"] == 0.5     # 100 and 0 scaled to [0, 1]
     records.close()
 
 

@@ -2,11 +2,13 @@
 ``ggp exploitability``.
 
 ``ggp solve FILE --solver cfr|cfr+|dcfr|mccfr|lp [--iterations N] [--time-limit S]
-[--seed S] [--sampling chance|outcome] [--json] [--strategy OUT.txt]``
+[--seed S] [--sampling chance|outcome] [--json] [--strategy OUT.txt]
+[--trace FILE.csv] [--plot FILE.png]``
 
 ``--json`` prints exactly ``{"solver", "values": {player: value}, "root_strategy":
 {player: {action: p}}, "nash_conv", "iterations", "seconds"}`` (``docs/solve-json.md``);
-progress lines go to stderr. ``ggp exploitability GAME --strategy FILE [--json]``
+progress lines go to stderr. ``--trace``/``--plot`` record NashConv against iterations
+(:mod:`solvers.trace`, the CFR family only). ``ggp exploitability GAME --strategy FILE [--json]``
 prints the NashConv of a strategy file (``infoset <NAME> strategies A=S ...``).
 """
 
@@ -16,10 +18,12 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from solvers.errors import GameError
 from solvers.files import prepare_output, read_text
 from solvers.report import by_player, root_strategy_text, values_text
+from solvers.trace import Trace, add_trace_arguments, trace_options
 
 from .exploitability import nash_conv
 from .files import read_game_file
@@ -49,6 +53,7 @@ def _solve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--strategy", metavar="OUT.txt",
                         help="write the strategy as 'infoset NAME strategies A=S ...' lines")
+    add_trace_arguments(parser, "NashConv against iterations (CFR family)")
     return parser
 
 
@@ -59,11 +64,17 @@ def solve_main(argv: list[str]) -> int:
     # the time limit covers the whole command: reading, building, solving, certificate
     deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
+    outputs = trace_options(args.trace, args.plot)
+    if outputs.wanted and args.solver == "lp":
+        raise GameError("--trace and --plot follow the CFR family's iterations; "
+                        "the lp solver has none")
+    trace = Trace("nash_conv", f"{Path(args.file).name}: {args.solver}")
     progress = None if args.json else _progress
     game = read_game_file(args.file, progress=progress, deadline=deadline)
     try:
         result = solve(game, args.solver, iterations=args.iterations, seed=args.seed,
-                       sampling=args.sampling, progress=progress, deadline=deadline)
+                       sampling=args.sampling, progress=progress, deadline=deadline,
+                       trace=trace.add if outputs.wanted else None)
     except LPInterrupted as exc:
         print(f"interrupted: {exc}", file=sys.stderr)
         return 130
@@ -73,6 +84,7 @@ def solve_main(argv: list[str]) -> int:
         except OSError as exc:
             raise GameError(f"{args.strategy}: cannot write: {exc.strerror or exc}") from None
         print(f"wrote the strategy to {strategy_path}", file=sys.stderr)
+    trace.save(outputs.trace, outputs.plot)
     summary = result.summary(game)
     if args.json:
         print(json.dumps(summary))

@@ -1,10 +1,13 @@
-"""``ggp solve FILE.osposg --epsilon E --time-limit S [--json]``: HSVI bounds of a POSG.
+"""``ggp solve FILE.osposg --epsilon E --time-limit S [--json] [--trace FILE.csv]
+[--plot FILE.png]``: HSVI bounds of a POSG.
 
 Progress lines (time, lower, upper, gap, bound sizes) go to stderr; the result goes to
 stdout, as JSON ``{"lower", "upper", "gap", "seconds", "iterations"}`` plus the fields
 every solve shares (``docs/solve-json.md``): ``"solver": "hsvi"``, ``"value_bounds":
 {player: [lower, upper]}`` and ``"root_strategy"`` (P1's opening) with ``--json``. The time limit covers reading, presolve and the trials; bounds are valid
-whenever the limit (or Ctrl-C, exit status 130) stops the search.
+whenever the limit (or Ctrl-C, exit status 130) stops the search. ``--trace``/``--plot``
+record the lower and upper bounds after every trial (:mod:`solvers.trace`), timed from the
+command's start like the progress lines.
 """
 
 from __future__ import annotations
@@ -22,8 +25,10 @@ from solvers.posg.playable import PosgPlayable, unique_labels
 from solvers.posg.policy import PosgStrategy
 from solvers.posg.reader import read_posg
 from solvers.report import mixed, root_strategy_text
+from solvers.trace import Trace, add_trace_arguments, trace_options
 
 PRESOLVE_SHARE = 0.5      # at most this part of the time limit for the presolve bounds
+REPORT_SECONDS = 1.0      # between two progress lines
 ROLES = PosgPlayable.roles
 
 
@@ -36,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--time-limit", type=float, default=60.0,
                         help="seconds for the whole run (reading, presolve, trials)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_trace_arguments(parser, "HSVI's lower and upper bounds against time")
     return parser
 
 
@@ -56,6 +62,7 @@ def main(argv: list[str]) -> int:
         raise GameError(f"--epsilon must be positive, got {args.epsilon}")
     if not args.time_limit > 0:
         raise GameError(f"--time-limit must be positive, got {args.time_limit}")
+    outputs = trace_options(args.trace, args.plot)
     start = time.monotonic()
     path = Path(args.file)
     text = read_text(path)
@@ -65,11 +72,22 @@ def main(argv: list[str]) -> int:
     print(f"read and presolved in {presolve:.2f}s (Lipschitz delta {solver.delta:.4g})",
           file=sys.stderr)
 
-    def report(p: Progress) -> None:
-        print(f"{p.seconds + presolve:8.2f}s  " + p.line().split("s  ", 1)[1],
-              file=sys.stderr, flush=True)
+    trace = Trace("bounds", f"{path.name}: HSVI")
+    last_line = [-REPORT_SECONDS]
 
-    result = solver.solve(args.epsilon, max(0.0, args.time_limit - presolve), report)
+    def report(p: Progress) -> None:
+        seconds = p.seconds + presolve
+        if outputs.wanted:
+            trace.add(seconds, p.iterations, p.lower, p.upper, p.gap)
+        if p.seconds - last_line[0] >= REPORT_SECONDS:
+            last_line[0] = p.seconds
+            print(f"{seconds:8.2f}s  " + p.line().split("s  ", 1)[1], file=sys.stderr,
+                  flush=True)
+
+    # with a trace, every trial reports (the bounds are computed after each one anyway)
+    result = solver.solve(args.epsilon, max(0.0, args.time_limit - presolve), report,
+                          report_every=0.0 if outputs.wanted else REPORT_SECONDS)
+    trace.save(outputs.trace, outputs.plot)
     opening = {} if solver.interrupted else root_strategy(solver)
     seconds = time.monotonic() - start
     out = {"lower": result.lower, "upper": result.upper, "gap": result.gap,
