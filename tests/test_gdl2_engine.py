@@ -78,3 +78,32 @@ def test_engines_agree_on_percepts_in_random_playouts(path) -> None:
             assert general.percepts(a, joint) == compiled.percepts(b, other)
             a, b = general.next_state(a, joint), compiled.next_state(b, other)
         assert compiled.is_terminal(b) and general.goals(a) == compiled.goals(b)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_krieg_a_move_on_an_occupied_cell_fails_and_only_the_mover_learns_it(engine: str) -> None:
+    m = machine("krieg_tictactoe", engine)
+    moves = [["(mark 2 2)", "noop"], ["noop", "(mark 2 2)"], ["(mark 1 1)", "noop"],
+             ["noop", "(mark 1 3)"], ["(mark 3 3)", "noop"]]
+    seen = play(m, moves)  # x wins on the diagonal; o's try on the centre failed
+    assert seen == [(("(placed 2 2)",), ()), ((), ("(occupied 2 2)",)),
+                    (("(placed 1 1)",), ()), ((), ("(placed 1 3)",)), (("(placed 3 3)",), ())]
+    state = m.initial_state()
+    for kifs in moves[:2]:
+        state = m.next_state(state, [m.parse_move(k, r) for r, k in enumerate(kifs)])
+    # o's failed try left the board as it was, the turn passed, and o will not try 2 2 again
+    assert "(cell 2 2 x)" in m.state_to_kif(state)
+    assert "(mark 2 2)" not in {m.move_to_kif(x) for x in m.legal_moves(state, 1)}
+    assert m.legal_moves(state, 1) == (m.parse_move("noop", 1),)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_leduc_players_see_ranks_the_board_and_the_betting(engine: str) -> None:
+    m = machine("leduc_holdem", engine)
+    seen = play(m, [["noop", "noop", "(deal q2 j1)"], ["raise", "noop", "noop"],
+                    ["noop", "call", "noop"], ["noop", "noop", "(reveal j2)"],
+                    ["check", "noop", "noop"], ["noop", "raise", "noop"],
+                    ["fold", "noop", "noop"]])
+    assert seen[0] == (("(your_card queen)",), ("(your_card jack)",), ())
+    assert seen[3] == (("(board jack)",), ("(board jack)",), ())
+    assert seen[6] == (("(did first fold)",), ("(did first fold)",), ())
