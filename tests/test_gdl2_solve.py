@@ -54,6 +54,14 @@ def test_kuhn_cfr_plus_reaches_a_thousandth_of_the_payoff_range(capsys) -> None:
     assert out["values"]["first"] == pytest.approx(float(KUHN_VALUE), abs=1e-3)
 
 
+@pytest.mark.parametrize(("solver", "gap"), [("cfr", 0.1), ("dcfr", 0.1), ("mccfr", 2.0)])
+def test_every_extensive_solver_takes_a_gdl2_game(capsys, solver: str, gap: float) -> None:
+    out = run_json(capsys, ["solve", str(GDL2 / "kuhn_poker.kif"), "--solver", solver,
+                            "--iterations", "2000", "--json"])
+    assert out["solver"] == solver and out["nash_conv"] < gap
+    assert out["values"]["first"] == pytest.approx(float(KUHN_VALUE), abs=gap)
+
+
 def test_monty_hall_is_solved_at_two_thirds_by_switching(capsys, tmp_path) -> None:
     strategy = tmp_path / "monty.txt"
     out = run_json(capsys, ["solve", str(GDL2 / "monty_hall.kif"), "--solver", "lp", "--json",
