@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from gdl.ground import Budget, GroundRule, Value, from_value, ground_game, sccs, to_value
 from gdl.machine import NATURE, NATURE_GOAL, StateMachine
@@ -302,6 +302,15 @@ def _compile_functions(sources: dict[str, str]) -> dict[str, Callable[[int], Any
     return {name: namespace[name] for name in sources}
 
 
+class _JointSees(NamedTuple):
+    """The ``sees`` of one joint move: the mask of its atoms that hold in a state, what
+    each bit means (role index, percept KIF), and percepts by mask (memo)."""
+
+    mask: Callable[[int], int]
+    atoms: list[tuple[int, str]]
+    memo: dict[int, tuple[tuple[str, ...], ...]]
+
+
 class CompiledMachine(StateMachine):
     """The StateMachine of a grounded game (see the module docstring)."""
 
@@ -373,6 +382,9 @@ class CompiledMachine(StateMachine):
             except LimitReached:  # too many moves: ground each on its first use
                 pass
         self._joint_next: dict[int, Callable[[int], int]] = {}
+        self.has_sees = bool(game.sees_rules)
+        # a joint move (OR of its bits) -> its sees function and its sees atoms by bit
+        self._joint_sees: dict[int, _JointSees] = {}
         self._move_next: dict[int, Callable[[int], int] | None] = {}
         if self._each_move is not None and len(self._move_bit) <= EAGER_MOVES:
             self._compile_each_move()
@@ -507,6 +519,24 @@ class CompiledMachine(StateMachine):
             self._joint_next[key] = fn
         return fn
 
+    def _sees_function(self, key: int) -> _JointSees:
+        """The ``sees`` of one joint move, built once and cached."""
+        ground = self._game.ground_sees([self._move_atoms[b] for b in _bits_of(key)])
+        rules = ChainMap(self._rule_map(ground), self._state_rules)
+        atoms = sorted({g.head for g in ground if g.head[0] == "sees"
+                        and g.head[1] in self._role_index}, key=kif)
+        terms = [(self._atom(a), i) for i, a in enumerate(atoms)]
+        fn = _frame(0, 0)  # nothing to see
+        if terms:
+            emitter = _Emitter(rules, self._true_bits)
+            emitter.prepare([a for a, _ in terms])
+            emitter.mask_expr(terms)
+            fn = emitter.function("sees", "r")
+        found = _JointSees(fn, [(self._role_index[a[1]], kif(a[2])) for a in atoms], {})
+        if len(self._joint_sees) < MAX_CACHE:
+            self._joint_sees[key] = found
+        return found
+
     def __reduce__(self) -> tuple:
         # generated functions do not pickle: a worker process compiles the rules again
         return (compile_machine, (self._rules,), {"name": self.name})
@@ -578,6 +608,28 @@ class CompiledMachine(StateMachine):
 
     def is_terminal(self, state: int) -> bool:
         return self._terminal_fn(state)
+
+    def percepts(self, state: int, joint: Sequence[int]) -> tuple[tuple[str, ...], ...]:
+        if not self.has_sees:
+            return ((),) * len(self.roles)
+        if len(joint) != len(self.roles):
+            raise GameError(f"expected {len(self.roles)} moves (one per role), "
+                            f"got {len(joint)}")
+        key = 0
+        for move in joint:
+            key |= move
+        sees = self._joint_sees.get(key) or self._sees_function(key)
+        mask = sees.mask(state)
+        found = sees.memo.get(mask)
+        if found is None:
+            seen: list[list[str]] = [[] for _ in self.roles]
+            for b in _bits_of(mask):
+                role, percept = sees.atoms[b]
+                seen[role].append(percept)
+            found = tuple(tuple(sorted(p)) for p in seen)
+            if len(sees.memo) < MAX_CACHE:
+                sees.memo[mask] = found
+        return found
 
     def goals(self, state: int) -> tuple[int, ...]:
         mask = self._goal_fn(state)

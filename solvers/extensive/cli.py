@@ -18,16 +18,18 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from solvers.errors import GameError
 from solvers.files import prepare_output, read_text
 from solvers.report import by_player, root_strategy_text, values_text
-from solvers.trace import Trace, add_trace_arguments, trace_options
+from solvers.trace import Trace, TraceOptions, add_trace_arguments, trace_options
 
 from .exploitability import nash_conv
 from .files import read_game_file
 from .highs_run import LPInterrupted
+from .model import ExtensiveGame
 from .solve import SAMPLING, SOLVERS, solve
 from .strategy_io import read_strategy, write_strategy
 
@@ -40,6 +42,12 @@ def _solve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ggp solve", description="Solve an imperfect-information game (.efg or tree .txt).")
     parser.add_argument("file", help="game file: Gambit .efg or the game-tree text format")
+    add_solve_options(parser)
+    return parser
+
+
+def add_solve_options(parser: argparse.ArgumentParser) -> None:
+    """The options of every extensive-form solve (also GDL-II's, :mod:`gdl.gdl2_cli`)."""
     parser.add_argument("--solver", choices=SOLVERS, default="cfr+",
                         help="CFR, CFR+, discounted CFR, Monte Carlo CFR or the "
                         "sequence-form LP (default cfr+)")
@@ -54,27 +62,55 @@ def _solve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--strategy", metavar="OUT.txt",
                         help="write the strategy as 'infoset NAME strategies A=S ...' lines")
     add_trace_arguments(parser, "NashConv against iterations (CFR family)")
-    return parser
 
 
-def solve_main(argv: list[str]) -> int:
-    args = _solve_parser().parse_args(argv)
+def command_deadline(args: argparse.Namespace) -> float | None:
+    """The end of the whole command's ``--time-limit`` (``time.monotonic()``), or None."""
     if args.time_limit is not None and args.time_limit <= 0:
         raise GameError("--time-limit must be positive")
-    # the time limit covers the whole command: reading, building, solving, certificate
-    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
+    return None if args.time_limit is None else time.monotonic() + args.time_limit
+
+
+@dataclass(frozen=True)
+class SolveOutputs:
+    """The files a solve writes, checked before any work starts."""
+
+    strategy: Path | None
+    trace: TraceOptions
+
+
+def solve_outputs(args: argparse.Namespace) -> SolveOutputs:
+    """The ``--strategy``/``--trace``/``--plot`` files of :func:`add_solve_options`."""
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
     outputs = trace_options(args.trace, args.plot)
     if outputs.wanted and args.solver == "lp":
         raise GameError("--trace and --plot follow the CFR family's iterations; "
                         "the lp solver has none")
-    trace = Trace("nash_conv", f"{Path(args.file).name}: {args.solver}")
+    return SolveOutputs(strategy_path, outputs)
+
+
+def solve_main(argv: list[str]) -> int:
+    args = _solve_parser().parse_args(argv)
+    # the time limit covers the whole command: reading, building, solving, certificate
+    deadline = command_deadline(args)
+    outputs = solve_outputs(args)
     progress = None if args.json else _progress
     game = read_game_file(args.file, progress=progress, deadline=deadline)
+    return solve_and_report(game, args, deadline, outputs)
+
+
+def solve_and_report(game: ExtensiveGame, args: argparse.Namespace, deadline: float | None,
+                     outputs: SolveOutputs, extra: dict | None = None) -> int:
+    """Solve ``game`` with the options of :func:`add_solve_options`, write the strategy
+    file and the trace, print the summary (``extra`` fields added to the JSON object and
+    the text)."""
+    progress = None if args.json else _progress
+    trace = Trace("nash_conv", f"{Path(args.file).name}: {args.solver}")
+    strategy_path = outputs.strategy
     try:
         result = solve(game, args.solver, iterations=args.iterations, seed=args.seed,
                        sampling=args.sampling, progress=progress, deadline=deadline,
-                       trace=trace.add if outputs.wanted else None)
+                       trace=trace.add if outputs.trace.wanted else None)
     except LPInterrupted as exc:
         print(f"interrupted: {exc}", file=sys.stderr)
         return 130
@@ -84,15 +120,16 @@ def solve_main(argv: list[str]) -> int:
         except OSError as exc:
             raise GameError(f"{args.strategy}: cannot write: {exc.strerror or exc}") from None
         print(f"wrote the strategy to {strategy_path}", file=sys.stderr)
-    trace.save(outputs.trace, outputs.plot)
+    trace.save(outputs.trace.trace, outputs.trace.plot)
     summary = result.summary(game)
     if args.json:
-        print(json.dumps(summary))
+        print(json.dumps({**summary, **(extra or {})}))
     else:
         print(f"solver: {result.solver}\nvalues: {values_text(summary['values'])}\n"
               f"root strategy: {root_strategy_text(summary['root_strategy'])}\n"
               f"nash_conv: {result.nash_conv:.6g}\n"
-              f"iterations: {result.iterations}\nseconds: {result.seconds:.3f}")
+              f"iterations: {result.iterations}\nseconds: {result.seconds:.3f}"
+              + "".join(f"\n{key}: {value}" for key, value in (extra or {}).items()))
     return 0
 
 
