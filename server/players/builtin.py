@@ -10,8 +10,8 @@ once (``solvers.search.MCTS``), with ``?playouts=N`` (default: until the deadlin
 and ``?margin=S`` (seconds kept free before the deadline, default 0.5, but at most a
 quarter of the clock: the agent's rule, so both think as long on the same clock). It searches
 the true state, so it is used only in perfect-information games (GDL); in ``.efg``,
-tree and POSG games, where a built-in may know no more than its observation, it
-plays uniformly at random. ``solver`` plays a solved strategy where the format has a
+tree, POSG and GDL-II games, where a built-in may know no more than its observation,
+it plays uniformly at random (so does ``solver`` in GDL-II). ``solver`` plays a solved strategy where the format has a
 solver for it, solved within the start clock: GDL two-player games expanded into
 their simultaneous-move DAG (``gdl.expand``) and solved by the thesis' baseline
 (:class:`_GdlSolution`), POSG via ``solvers.posg.policy``, ``.efg``/tree via
@@ -29,6 +29,7 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+from server.gdl2 import is_gdl2
 from server.players.base import QuietPlayer, SeatInfo, StepRequest
 from server.players.spec import PlayerSpec
 from solvers.errors import GameError, LimitReached
@@ -87,7 +88,7 @@ class UctPlayer(RandomPlayer):
         await super().start(seat)
         self.role = seat.role
         machine = getattr(seat.game, "machine", None)
-        if seat.game.format == "gdl" and machine is not None:
+        if seat.game.format == "gdl" and machine is not None and not is_gdl2(seat.game):
             from solvers.search import MCTS, SearchConfig
 
             # search the GDL state machine itself (gdl.playable: a state is (machine
@@ -163,8 +164,8 @@ class _GdlSolution:
 
 def _solve_gdl(game: PlayableGame, time_limit: float) -> _GdlSolution | None:
     """The solved game, or None when it does not fit (size, time, 3+ players...)."""
-    if getattr(game, "machine", None) is None:
-        return None
+    if getattr(game, "machine", None) is None or is_gdl2(game):
+        return None  # (the DAG's solution sees the state, which a GDL-II player may not)
     try:
         return _GdlSolution(game, time_limit)
     except GameError as exc:  # LimitReached, UnsupportedGame: play by search instead
