@@ -373,6 +373,9 @@ class CompiledMachine(StateMachine):
             except LimitReached:  # too many moves: ground each on its first use
                 pass
         self._joint_next: dict[int, Callable[[int], int]] = {}
+        self.has_sees = bool(game.sees_rules)
+        # a joint move (OR of its bits) -> its sees function and its sees atoms by bit
+        self._joint_sees: dict[int, tuple[Callable[[int], int], list[Value]]] = {}
         self._move_next: dict[int, Callable[[int], int] | None] = {}
         if self._each_move is not None and len(self._move_bit) <= EAGER_MOVES:
             self._compile_each_move()
@@ -507,6 +510,25 @@ class CompiledMachine(StateMachine):
             self._joint_next[key] = fn
         return fn
 
+    def _sees_function(self, key: int) -> tuple[Callable[[int], int], list[Value]]:
+        """The ``sees`` atoms of one joint move and the function of a state giving the
+        mask of those that hold, built once and cached."""
+        ground = self._game.ground_sees([self._move_atoms[b] for b in _bits_of(key)])
+        rules = ChainMap(self._rule_map(ground), self._state_rules)
+        atoms = sorted({g.head for g in ground if g.head[0] == "sees"
+                        and g.head[1] in self._role_index}, key=kif)
+        terms = [(self._atom(a), i) for i, a in enumerate(atoms)]
+        fn = _frame(0, 0)  # nothing to see
+        if terms:
+            emitter = _Emitter(rules, self._true_bits)
+            emitter.prepare([a for a, _ in terms])
+            emitter.mask_expr(terms)
+            fn = emitter.function("sees", "r")
+        found = (fn, atoms)
+        if len(self._joint_sees) < MAX_CACHE:
+            self._joint_sees[key] = found
+        return found
+
     def __reduce__(self) -> tuple:
         # generated functions do not pickle: a worker process compiles the rules again
         return (compile_machine, (self._rules,), {"name": self.name})
@@ -578,6 +600,21 @@ class CompiledMachine(StateMachine):
 
     def is_terminal(self, state: int) -> bool:
         return self._terminal_fn(state)
+
+    def percepts(self, state: int, joint: Sequence[int]) -> tuple[tuple[str, ...], ...]:
+        seen: list[list[str]] = [[] for _ in self.roles]
+        if self.has_sees:
+            if len(joint) != len(self.roles):
+                raise GameError(f"expected {len(self.roles)} moves (one per role), "
+                                f"got {len(joint)}")
+            key = 0
+            for move in joint:
+                key |= move
+            fn, atoms = self._joint_sees.get(key) or self._sees_function(key)
+            for b in _bits_of(fn(state)):
+                atom = atoms[b]
+                seen[self._role_index[atom[1]]].append(kif(atom[2]))
+        return tuple(tuple(sorted(found)) for found in seen)
 
     def goals(self, state: int) -> tuple[int, ...]:
         mask = self._goal_fn(state)

@@ -54,7 +54,10 @@ PredKey = tuple[str, int]
 
 # Relations the state machine never asks for; their rules are skipped unless
 # another rule uses them.
-UNUSED_KEYWORDS = frozenset({"base", "input", "sees"})
+UNUSED_KEYWORDS = frozenset({"base", "input"})
+# GDL-II percepts: grounded per joint move on demand (:meth:`GroundGame.ground_sees`),
+# apart from the other rules so that they never slow down ``next``
+SEES = ("sees", 2)
 MAX_DNF_CONJUNCTIONS = 4096
 QUERY_KEYS = (("legal", 2), ("goal", 2), ("terminal", 0), ("next", 1))
 
@@ -494,6 +497,7 @@ class GroundGame:
         by_head: dict[PredKey, list[IRule]] = {}
         for r in rules:
             by_head.setdefault(pred_key(r.head), []).append(r)
+        self.sees_rules = by_head.pop(SEES, [])
         deps: dict[PredKey, set[PredKey]] = {}
         for key, rs in by_head.items():
             deps[key] = {pred_key(a) for r in rs for a in (*r.pos, *r.neg)}
@@ -678,6 +682,18 @@ class GroundGame:
         so ``does`` literals are folded, and the helpers' tables hold only what this
         joint move can derive.
         """
+        return self._ground_moves(does)[0]
+
+    def ground_sees(self, does: Sequence[Value]) -> list[GroundRule]:
+        """Ground ``sees`` rules for one joint move, with the move-dependent rules
+        they may read (as :meth:`ground_moves`)."""
+        out, tables, exact = self._ground_moves(does)
+        budget = Budget(max_steps=self.budget.max_steps, max_seconds=self.budget.max_seconds)
+        return out + self.instantiate(self.sees_rules, tables, exact, exact, budget)
+
+    def _ground_moves(self, does: Sequence[Value]
+                      ) -> tuple[list[GroundRule], Tables, Callable[[PredKey], bool]]:
+        """:meth:`ground_moves`, with the joint move's tables and exactness test."""
         tables: Tables = dict(self.tables)
         local: set[PredKey] = set(self.move_dependent)
         for key in local | {("does", 2)}:
@@ -709,7 +725,7 @@ class GroundGame:
                     break
                 seen = size
             out += ground
-        return out
+        return out, tables, exact
 
 
 def ground_game(rules: list[Rule], budget: Budget | None = None) -> GroundGame:

@@ -86,6 +86,14 @@ class StateMachine(ABC):
         except GameRuntimeError:
             return tuple(() for _ in self.roles)
 
+    has_sees: bool = False  # the rules define GDL-II's ``sees``: the game is GDL-II
+
+    @abstractmethod
+    def percepts(self, state: State, joint: Sequence[Move]) -> tuple[tuple[str, ...], ...]:
+        """What each role perceives after ``joint`` in ``state`` (GDL-II): per role in
+        role order, the sorted KIF strings of every ``p`` with ``(sees ROLE p)`` true
+        in ``state`` with ``does`` = ``joint``; empty tuples when the game has no ``sees``."""
+
     @abstractmethod
     def move_to_kif(self, move: Move) -> str: ...
 
@@ -126,6 +134,7 @@ class GeneralMachine(StateMachine):
         if self._spelling.mixed:
             rules = self._spelling.rules(list(rules))
         self.program = TopDownProgram(rules)
+        self.has_sees = any(isinstance(r.head, Fn) and r.head.name == "sees" for r in rules)
         role_terms = [r.head.args[0] for r in rules
                       if r.is_fact and isinstance(r.head, Fn) and r.head.name == "role"
                       and len(r.head.args) == 1]
@@ -220,11 +229,22 @@ class GeneralMachine(StateMachine):
                                    for i, moves in by_role.items()}
         return legal
 
-    def next_state(self, state: State, joint: Sequence[Move]) -> State:
+    def _does(self, joint: Sequence[Move]) -> dict:
         if len(joint) != len(self.roles):
             raise GameError(f"expected {len(self.roles)} moves (one per role), got {len(joint)}")
-        does = dict(zip(self._role_values, joint, strict=True))
-        return frozenset(row[0] for row in self._ask("next", state, does))
+        return dict(zip(self._role_values, joint, strict=True))
+
+    def next_state(self, state: State, joint: Sequence[Move]) -> State:
+        return frozenset(row[0] for row in self._ask("next", state, self._does(joint)))
+
+    def percepts(self, state: State, joint: Sequence[Move]) -> tuple[tuple[str, ...], ...]:
+        seen: list[set[str]] = [set() for _ in self.roles]
+        if self.has_sees:
+            for role_value, percept in self._ask("sees", state, self._does(joint)):
+                index = self._role_index.get(role_value)
+                if index is not None:
+                    seen[index].add(self._kif(percept))
+        return tuple(tuple(sorted(found)) for found in seen)
 
     def is_terminal(self, state: State) -> bool:
         return bool(self._ask("terminal", state))

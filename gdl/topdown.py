@@ -35,7 +35,7 @@ work and Prolog's loops on left recursion:
    evaluation (:func:`_tabled`): calls numbered depth-first as in Tarjan's SCC
    algorithm, and the leader of a cycle re-evaluates every call of the cycle
    until no new answer appears (the least fixpoint).
-6. The queries ``legal``, ``goal`` and ``next`` are computed in full; a call of
+6. The queries ``legal``, ``goal``, ``next`` and ``sees`` are computed in full; a call of
    one of them with bound arguments reads that full table through an index.
 """
 
@@ -67,7 +67,7 @@ from gdl.prover import (
 from gdl.terms import Const, Fn, Not, Rule, Term, Var
 from solvers.errors import GameError
 
-FULL_QUERIES = ("legal", "goal", "next")
+FULL_QUERIES = ("legal", "goal", "next", "sees")  # sees: GDL-II percepts
 _ONCE = (None,)  # a one-pass loop: a failed check leaves it with `continue`
 # Where a relation's answers are memoized: per game, per state, per joint move.
 LEVEL_STATIC, LEVEL_STATE, LEVEL_MOVE = 0, 1, 2
