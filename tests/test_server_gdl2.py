@@ -114,7 +114,7 @@ def info_history(messages: list[dict[str, Any]], upto: int) -> tuple:
 async def test_ws_seat_sees_only_its_own_moves_and_percepts(server, path: Path) -> None:
     game = load_game(path)
     legal_by_info: dict[tuple, set[tuple[str, ...]]] = {}
-    private = False  # some step where the roles saw different things (else the test is idle)
+    states_by_info: dict[tuple, set[str]] = {}
     for seed, seat in itertools.product(SEEDS, range(len(game.roles))):
         agent = await ScriptedAgent(server.url, f"a{seed}{seat}",
                                     policy=random_legal(seed)).start()
@@ -128,15 +128,18 @@ async def test_ws_seat_sees_only_its_own_moves_and_percepts(server, path: Path) 
         check_seat_messages(game, record, seat, agent.received)
         percepts = [s["percepts"] for s in record["steps"]]
         assert percepts == outcome.percepts and all(len(p) == len(game.roles) for p in percepts)
-        private |= any(len({tuple(p) for p in step}) > 1 for step in percepts)
         # a role's legal moves follow from what it knows (the request's `legal` leaks nothing)
         mine = [m for m in agent.received if m.get("match") == outcome.match]
         for request in (m for m in mine if m["type"] == "request"):
             key = (seat, info_history(mine, request["step"]))
             legal_by_info.setdefault(key, set()).add(tuple(request["legal"]))
+            step = request["step"]
+            states_by_info.setdefault(key, set()).add(
+                record["steps"][step - 2]["state"] if step > 1 else record["initial_state"])
         await agent.stop()
-    assert private
     assert all(len(options) == 1 for options in legal_by_info.values())
+    # the test is not idle: a seat knew the same while the true states differed
+    assert any(len(states) > 1 for states in states_by_info.values())
 
 
 def random_legal(seed: int):
