@@ -319,3 +319,69 @@ def test_old_databases_open_and_gain_the_percepts_column(tmp_path) -> None:
         assert records.get_match("g.1")["steps"][1]["percepts"] == [["(saw 2)"]]
     finally:
         records.close()
+
+
+# nature hides a coin, the guesser guesses: `random` without `sees` stays plain GDL
+COIN = """
+(role random) (role guesser)
+(init (phase toss))
+(coin heads) (coin tails)
+(<= (legal random (hide ?c)) (true (phase toss)) (coin ?c))
+(<= (legal random noop) (true (phase guess)))
+(<= (legal guesser noop) (true (phase toss)))
+(<= (legal guesser (guess ?c)) (true (phase guess)) (coin ?c))
+(<= (next (hidden ?c)) (does random (hide ?c)))
+(<= (next (hidden ?c)) (true (hidden ?c)))
+(<= (next (phase guess)) (true (phase toss)))
+(<= (next (guessed ?c)) (does guesser (guess ?c)))
+(<= (next (phase done)) (true (phase guess)))
+(<= terminal (true (phase done)))
+(<= (goal guesser 100) (true (hidden ?c)) (true (guessed ?c)))
+(<= (goal guesser 0) (true (hidden ?c)) (not (true (guessed ?c))))
+"""
+
+
+async def test_random_without_sees_stays_plain_gdl(server) -> None:
+    from gdl.loader import load_game_text
+
+    game = load_game_text("gdl", COIN, name="coin")
+    assert not is_gdl2(game)
+    agent = await ScriptedAgent(server.url, "gus").start()
+    outcome = await server.play_match(game, ["ws:gus"], startclock=2, playclock=2, seed=2)
+    assert outcome.status == "completed" and outcome.percepts == []
+    first = agent.of_type("step")[0]["observation"]["last_moves"]
+    # the joint move in role order, nature's hidden coin included, as GGP shows it
+    assert first[1] == "noop" and first[0] in ("(hide heads)", "(hide tails)")
+    assert server.records.get_match(outcome.match)["steps"][0]["percepts"] is None
+    await agent.stop()
+
+
+async def test_builtins_do_not_search_the_true_state_in_gdl2() -> None:
+    from server.players.base import SeatInfo
+    from server.players.builtin import SolverPlayer, UctPlayer
+    from server.players.spec import parse_spec
+
+    game = load_game(GAMES / "gdl2" / "kuhn_poker.kif")
+    for player in (UctPlayer(parse_spec("uct")), SolverPlayer(parse_spec("solver"))):
+        await player.start(SeatInfo("m", game, 0, 2.0, 1.0, 1))
+        assert player.search is None  # so it plays uniformly at random
+        assert getattr(player, "gdl", None) is None
+
+
+def test_the_organiser_view_shows_every_role_percepts(tmp_path) -> None:
+    from server.cli import _show_text
+
+    record = {"id": "k.1", "game": "kuhn_poker", "format": "gdl", "seed": 1, "startclock": 1.0,
+              "playclock": 1.0, "roles": ["first", "second"], "players": ["a", "b"],
+              "tournament": None, "status": "completed", "payoffs": [75.0, 25.0],
+              "reason": None,
+              "steps": [{"moves": ["noop", "noop"], "errors": ["", ""],
+                         "percepts": [["(your_card king)"], ["(your_card jack)"]]},
+                        {"moves": ["bet", "noop"], "errors": ["", "TO"],
+                         "percepts": [["(did first bet)"], []]}]}
+    assert _show_text(record).splitlines()[2:] == [
+        "step 1: first noop | second noop",
+        "  sees: first (your_card king) | second (your_card jack)",
+        "step 2: first bet | second noop [TO]",
+        "  sees: first (did first bet) | second -",
+        "result: first=75 second=25"]
