@@ -11,10 +11,10 @@ and ``?margin=S`` (seconds kept free before the deadline, default 0.5, but at mo
 quarter of the clock: the agent's rule, so both think as long on the same clock). It searches
 the true state, so it is used only in perfect-information games (GDL); in ``.efg``,
 tree, POSG and GDL-II games, where a built-in may know no more than its observation,
-it plays uniformly at random (so does ``solver`` in GDL-II). ``solver`` plays a solved strategy where the format has a
-solver for it, solved within the start clock: GDL two-player games expanded into
-their simultaneous-move DAG (``gdl.expand``) and solved by the thesis' baseline
-(:class:`_GdlSolution`), POSG via ``solvers.posg.policy``, ``.efg``/tree via
+it plays uniformly at random (so does ``solver`` in GDL-II). ``solver`` plays a
+solved strategy where the format has a solver for it, solved within the start
+clock: GDL two-player games expanded into their simultaneous-move DAG
+(``gdl.expand``) and solved by the thesis' baseline (:class:`_GdlSolution`), POSG via ``solvers.posg.policy``, ``.efg``/tree via
 ``solvers.extensive.playable.equilibrium_strategy`` (:func:`_solved_policy`); where
 the game does not fit the start clock (or off the solved states) it plays like ``uct``.
 """
