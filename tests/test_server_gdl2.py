@@ -385,3 +385,20 @@ def test_the_organiser_view_shows_every_role_percepts(tmp_path) -> None:
         "step 2: first bet | second noop [TO]",
         "  sees: first (did first bet) | second -",
         "result: first=75 second=25"]
+
+
+async def test_nature_is_drawn_from_the_match_seed(server) -> None:
+    """The server plays `random` from the match's chance generator: a seed replays the
+    deal, and different seeds deal differently."""
+    game = load_game(GAMES / "gdl2" / "kuhn_poker.kif")
+
+    async def deal(seed: int) -> tuple[str, list[list[str]]]:
+        outcome = await server.play_match(game, ["first", "first"], startclock=1,
+                                          playclock=1, seed=seed)
+        record = server.records.get_match(outcome.match)
+        return record["steps"][0]["state"], record["steps"][0]["percepts"]
+
+    first = await deal(7)
+    assert await deal(7) == first
+    deals = {(await deal(seed))[0] for seed in range(12)}
+    assert len(deals) >= 3  # 6 deals of 3 cards: 12 seeds show several
