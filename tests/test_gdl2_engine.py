@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import random
+import sys
+from types import ModuleType
 
 import pytest
-from conftest import GAMES
+from conftest import GAMES, shared_path
 
 from gdl.machine import StateMachine, load_machine
 
@@ -107,3 +110,62 @@ def test_leduc_players_see_ranks_the_board_and_the_betting(engine: str) -> None:
     assert seen[0] == (("(your_card queen)",), ("(your_card jack)",), ())
     assert seen[3] == (("(board jack)",), ("(board jack)",), ())
     assert seen[6] == (("(did first fold)",), ("(did first fold)",), ())
+
+
+# ------------------------------------------------------------------ the oracle
+
+
+def clingo_oracle() -> ModuleType:
+    """../shared/oracle/clingo_oracle.py (skips without it or without clingo)."""
+    pytest.importorskip("clingo")
+    folder = str(shared_path("oracle", "clingo_oracle.py").parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    return importlib.import_module("clingo_oracle")
+
+
+def oracle_percepts(oracle: ModuleType, program: str, state: list[str],
+                    moves: dict[str, str]) -> dict[str, list[str]]:
+    """The oracle's ``sees`` atoms for a state and joint move, by role, sorted. The
+    oracle's trace queries leave ``sees`` out, so this asks clingo directly."""
+    import clingo
+
+    facts = [f"true({oracle.asp_term(oracle.parse(f)[0])})." for f in state]
+    facts += [f"does({oracle.asp_term(r)},{oracle.asp_term(oracle.parse(m)[0])})."
+              for r, m in moves.items()]
+    control = clingo.Control(["--warn=none"])
+    control.add("base", [], program + "\n".join(facts))
+    control.ground([("base", [])])
+    seen: dict[str, set[str]] = {}
+    models = 0
+    with control.solve(yield_=True) as handle:
+        for model in handle:
+            models += 1
+            for atom in model.symbols(atoms=True):
+                if atom.name == "sees" and len(atom.arguments) == 2:
+                    role, percept = (oracle.kif_str(a) for a in atom.arguments)
+                    seen.setdefault(role, set()).add(percept)
+    assert models == 1
+    return {role: sorted(found) for role, found in seen.items()}
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+@pytest.mark.parametrize("path", GDL2, ids=lambda p: p.stem)
+def test_percepts_equal_the_oracle_in_random_playouts(path, engine: str) -> None:
+    oracle = clingo_oracle()
+    program = oracle.to_asp(oracle.parse(path.read_text()))
+    m = load_machine(path, engine=engine)
+    rng = random.Random(11)
+    checked = 0
+    for _ in range(4):
+        state = m.initial_state()
+        while not m.is_terminal(state):
+            joint = [rng.choice(m.legal_moves(state, r)) for r in range(len(m.roles))]
+            moves = {role: m.move_to_kif(mv) for role, mv in zip(m.roles, joint, strict=True)}
+            expected = oracle_percepts(oracle, program, m.state_to_kif(state), moves)
+            ours = m.percepts(state, joint)
+            assert {role: list(p) for role, p in zip(m.roles, ours, strict=True) if p} == \
+                {role.lower(): p for role, p in expected.items()}
+            checked += 1
+            state = m.next_state(state, joint)
+    assert checked >= 8
