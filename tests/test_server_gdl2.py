@@ -168,6 +168,19 @@ async def test_faults_tell_only_the_replacement(server) -> None:
     await agent.stop()
 
 
+def expected_ii_messages(record: dict[str, Any], seat: int) -> list[str]:
+    """The GDL-II PLAY and STOP messages a GGP HTTP seat must get, written out by hand
+    from the record (``shared/protocols/ggp-ii.md``)."""
+    match, steps = record["id"], len(record["steps"])
+    expected = [f"( PLAY {match} 0 NIL NIL )"]
+    for turn, step in enumerate(record["steps"], start=1):
+        seen = step["percepts"][seat]
+        text = "( " + " ".join(seen) + " )" if seen else "()"
+        kind = "STOP" if turn == steps else "PLAY"
+        expected.append(f"( {kind} {match} {turn} {step['moves'][seat]} {text} )")
+    return expected
+
+
 class Gdl2HttpPlayer(GgpHttpTestPlayer):
     """A GGP HTTP player of GDL-II (ggp-base style): it keeps the set of states
     consistent with its own moves and percepts, and plays the first legal move (its
@@ -223,15 +236,9 @@ async def test_ggp_http_player_gets_the_gdl2_messages(server, path: Path) -> Non
         assert outcome.status == "completed", outcome.reason
         assert all(e == "" for errors in outcome.errors for e in errors), outcome.errors
         record = server.records.get_match(outcome.match)
-        match, steps = outcome.match, len(outcome.moves)
+        steps = len(outcome.moves)
         assert [m.split()[1] for m in http.messages] == ["START"] + ["PLAY"] * steps + ["STOP"]
-        expected = [f"( PLAY {match} 0 NIL NIL )"]
-        for turn, step in enumerate(record["steps"], start=1):
-            seen = step["percepts"][seat]
-            text = "( " + " ".join(seen) + " )" if seen else "()"
-            kind = "STOP" if turn == steps else "PLAY"
-            expected.append(f"( {kind} {match} {turn} {step['moves'][seat]} {text} )")
-        assert http.messages[1:] == expected
+        assert http.messages[1:] == expected_ii_messages(record, seat)
         # the player found its own legal moves from the messages alone, and the record
         # still holds the true state for the organiser
         assert ggp_base_json(record)["percepts"] == [s["percepts"] for s in record["steps"]]
