@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "playout": ("gdl.cli:playout_main", "random playouts of a GDL game (trace, speed)"),
     "solve": ("", "solve a game file (.kif, .efg, tree-format .txt, .osposg)"),
     "random-game": ("solvers.simultaneous.cli:random_game_main", "write a random simultaneous-move game as .efg"),
+    "convert": ("gdl.gdl2_cli:convert_main",
+                "write a GDL-II game as an extensive-form game (.efg for Gambit, or tree text)"),
     "exploitability": ("solvers.extensive.cli:exploitability_main", "NashConv of a strategy file for an .efg/tree game"),
     "bench": ("", "benchmarks beside their peers (ggp bench --help lists them)"),
     "agent": ("agent.cli:main", "run the GGP agent (--http PORT or --ws URL)"),
@@ -57,6 +59,7 @@ BENCHES: dict[str, tuple[str, str]] = {
 }
 
 SIMULTANEOUS_SOLVERS = {"baseline", "ih", "doab", "biab"}
+EXTENSIVE_SOLVERS = {"cfr", "cfr+", "dcfr", "mccfr", "lp"}
 
 # The four families of `ggp solve`: (title, how it is picked and solved, parser target).
 SOLVE_FAMILIES: list[tuple[str, str, str]] = [
@@ -65,6 +68,11 @@ SOLVE_FAMILIES: list[tuple[str, str, str]] = [
      "solved by --solver baseline (a subgame-perfect equilibrium) or ih (the interval "
      "heuristic); the result is certified by best responses",
      "gdl.solve_cli:_parser"),
+    ("GDL-II rules (with sees): GAME.kif --solver cfr|cfr+|dcfr|mccfr|lp (default cfr+)",
+     "expanded into an extensive-form game (information sets from each role's own moves and "
+     "percepts, chance from random) and solved like .efg; a GDL-II game given no --solver "
+     "takes this family too",
+     "gdl.gdl2_cli:_solve_parser"),
     ("simultaneous-move .efg: G.efg --solver baseline|ih",
      "a game written as .efg whose every step is one joint move (e.g. from ggp random-game), "
      "solved like GDL",
@@ -115,7 +123,9 @@ def _solve_handler(argv: Sequence[str]) -> str:
     path = _solve_file(argv) or ""
     suffix = os.path.splitext(path)[1].lower()
     if suffix in (".kif", ".gdl"):
-        return "gdl.solve_cli:main"
+        if _option_value(argv, "--solver") in EXTENSIVE_SOLVERS:
+            return "gdl.gdl2_cli:solve_main"
+        return "gdl.solve_cli:main"  # it hands a GDL-II game given no --solver on
     if suffix == ".osposg":
         return "solvers.posg.cli:main"
     solver = _option_value(argv, "--solver")

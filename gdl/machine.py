@@ -108,6 +108,11 @@ class StateMachine(ABC):
     def state_from_kif(self, facts: list[str]) -> State: ...
 
 
+def defines_sees(rules: Sequence[Rule]) -> bool:
+    """Do the rules define GDL-II's ``sees`` (a GDL-II game)?"""
+    return any(isinstance(r.head, Fn) and r.head.name == "sees" for r in rules)
+
+
 def _ground_value(kif: str, spelling: Spelling) -> Value:
     """The value of a ground KIF term in the rules' spelling; GameError if not ground."""
     term = spelling.term(parse_term(kif))
@@ -134,7 +139,7 @@ class GeneralMachine(StateMachine):
         if self._spelling.mixed:
             rules = self._spelling.rules(list(rules))
         self.program = TopDownProgram(rules)
-        self.has_sees = any(isinstance(r.head, Fn) and r.head.name == "sees" for r in rules)
+        self.has_sees = defines_sees(rules)
         role_terms = [r.head.args[0] for r in rules
                       if r.is_fact and isinstance(r.head, Fn) and r.head.name == "role"
                       and len(r.head.args) == 1]

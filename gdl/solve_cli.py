@@ -50,7 +50,7 @@ import numpy as np
 
 from gdl.batch_expand import DagExpansion, expand_dag
 from gdl.expand import Budget, Expansion, expand, players_of
-from gdl.machine import ENGINES, load_machine, read_rules
+from gdl.machine import ENGINES, defines_sees, load_machine, read_rules
 from gdl.solution_npz import save_dag_solution
 from gdl.solution_store import NPZ_ABOVE_STATES, node_line, save_solution
 from gdl.terms import Fn, Rule, term_to_kif
@@ -389,7 +389,18 @@ def _strategy(labels: Sequence[str], probs: np.ndarray) -> dict[str, float]:
 
 
 def main(argv: Sequence[str]) -> int:
-    args = _parser().parse_args(list(argv))
+    parser = _parser()
+    args, unknown = parser.parse_known_args(list(argv))  # GDL-II options are the others'
+    if defines_sees(read_rules(Path(args.game))[0]):  # GDL-II: the extensive-form family
+        if args.solver is not None:
+            raise GameError(f"{args.game} is a GDL-II game (it has sees rules): solve it with "
+                            "--solver cfr, cfr+, dcfr, mccfr or lp")
+        from gdl.gdl2_cli import solve_main
+
+        return solve_main(argv)
+    if unknown:
+        parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    args.solver = args.solver or "baseline"
     if args.max_states is not None and args.max_states < 1:
         raise GameError("--max-states must be at least 1")
     if args.time_limit is not None and args.time_limit <= 0:
@@ -497,7 +508,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="ggp solve", description="Solve a 2-player GDL game: expand its states into a "
         "simultaneous-move game, then the thesis' baseline or interval heuristic, or DOαβ.")
     parser.add_argument("game", help="a GDL game file (.kif)")
-    parser.add_argument("--solver", choices=SOLVERS, default="baseline",
+    parser.add_argument("--solver", choices=SOLVERS, default=None,
                         help="baseline (a subgame-perfect equilibrium) or ih (the interval "
                         "heuristic); default baseline")
     parser.add_argument("--path", choices=PATHS,

@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from solvers.errors import GameError
 from solvers.files import prepare_output, read_text
@@ -24,6 +25,7 @@ from solvers.report import by_player, root_strategy_text, values_text
 from .exploitability import nash_conv
 from .files import read_game_file
 from .highs_run import LPInterrupted
+from .model import ExtensiveGame
 from .solve import SAMPLING, SOLVERS, solve
 from .strategy_io import read_strategy, write_strategy
 
@@ -36,6 +38,12 @@ def _solve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ggp solve", description="Solve an imperfect-information game (.efg or tree .txt).")
     parser.add_argument("file", help="game file: Gambit .efg or the game-tree text format")
+    add_solve_options(parser)
+    return parser
+
+
+def add_solve_options(parser: argparse.ArgumentParser) -> None:
+    """The options of every extensive-form solve (also GDL-II's, :mod:`gdl.gdl2_cli`)."""
     parser.add_argument("--solver", choices=SOLVERS, default="cfr+",
                         help="CFR, CFR+, discounted CFR, Monte Carlo CFR or the "
                         "sequence-form LP (default cfr+)")
@@ -49,18 +57,30 @@ def _solve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     parser.add_argument("--strategy", metavar="OUT.txt",
                         help="write the strategy as 'infoset NAME strategies A=S ...' lines")
-    return parser
+
+
+def command_deadline(args: argparse.Namespace) -> float | None:
+    """The end of the whole command's ``--time-limit`` (``time.monotonic()``), or None."""
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise GameError("--time-limit must be positive")
+    return None if args.time_limit is None else time.monotonic() + args.time_limit
 
 
 def solve_main(argv: list[str]) -> int:
     args = _solve_parser().parse_args(argv)
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise GameError("--time-limit must be positive")
     # the time limit covers the whole command: reading, building, solving, certificate
-    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
+    deadline = command_deadline(args)
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
     progress = None if args.json else _progress
     game = read_game_file(args.file, progress=progress, deadline=deadline)
+    return solve_and_report(game, args, deadline, strategy_path)
+
+
+def solve_and_report(game: ExtensiveGame, args: argparse.Namespace, deadline: float | None,
+                     strategy_path: Path | None, extra: dict | None = None) -> int:
+    """Solve ``game`` with the options of :func:`add_solve_options`, write the strategy
+    file, print the summary (``extra`` fields added to the JSON object and the text)."""
+    progress = None if args.json else _progress
     try:
         result = solve(game, args.solver, iterations=args.iterations, seed=args.seed,
                        sampling=args.sampling, progress=progress, deadline=deadline)
@@ -75,12 +95,13 @@ def solve_main(argv: list[str]) -> int:
         print(f"wrote the strategy to {strategy_path}", file=sys.stderr)
     summary = result.summary(game)
     if args.json:
-        print(json.dumps(summary))
+        print(json.dumps({**summary, **(extra or {})}))
     else:
         print(f"solver: {result.solver}\nvalues: {values_text(summary['values'])}\n"
               f"root strategy: {root_strategy_text(summary['root_strategy'])}\n"
               f"nash_conv: {result.nash_conv:.6g}\n"
-              f"iterations: {result.iterations}\nseconds: {result.seconds:.3f}")
+              f"iterations: {result.iterations}\nseconds: {result.seconds:.3f}"
+              + "".join(f"\n{key}: {value}" for key, value in (extra or {}).items()))
     return 0
 
 

@@ -60,6 +60,16 @@ def _constraints(form: SequenceForm, player: int) -> tuple[sparse.csr_matrix, np
     return matrix, rhs
 
 
+def _one_player(game: ExtensiveGame) -> LPSolution:
+    """A one-player game against chance (Monty Hall): the LP's optimum is the player's
+    best response, computed exactly bottom-up with no program to solve."""
+    game.require_perfect_recall("the sequence-form LP")
+    form = SequenceForm(game)
+    weights = form.terminal_weights(form.realization(form.uniform), 0)
+    value, choice = form.best_response(0, weights)
+    return LPSolution([float(value) + 0.0], form.normalise(choice), 0)
+
+
 def _local(form: SequenceForm, player: int, seqs: np.ndarray) -> np.ndarray:
     """Global sequence ids of ``player`` -> local ids (0 = empty sequence)."""
     start = form.player_actions[player].start
@@ -76,6 +86,8 @@ def solve_lp(game: ExtensiveGame, time_limit: float | None = None, *,
     :class:`~.highs_run.LPInterrupted`. Either message tells the game value when player 2's
     program was already solved.
     """
+    if game.num_players == 1:
+        return _one_player(game)
     if game.num_players != 2:
         raise UnsupportedGame(f"the sequence-form LP needs 2 players, not {game.num_players}")
     if not game.is_zero_sum():

@@ -285,7 +285,7 @@ def write_tree(game: ExtensiveGame) -> str:
             histories[kid] = f"{histories[node]}/{tag}:{_word(action)}"
         stack.extend(reversed(kids))
     for iset, nodes in sorted(members.items()):
-        lines.append(f"infoset {game.infoset_names[iset]} nodes " + " ".join(nodes))
+        lines.append(f"infoset {_word(game.infoset_names[iset])} nodes " + " ".join(nodes))
     return "\n".join(lines) + "\n"
 
 
