@@ -409,3 +409,78 @@ async def test_nature_is_drawn_from_the_match_seed(server) -> None:
     assert await deal(7) == first
     deals = {(await deal(seed))[0] for seed in range(12)}
     assert len(deals) >= 3  # 6 deals of 3 cards: 12 seeds show several
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def wait_for_http_player(port: int) -> None:
+    from server.players.http import HttpPlayer
+    from server.players.spec import parse_spec
+
+    player = HttpPlayer(parse_spec(f"http://127.0.0.1:{port}"))
+    for _ in range(200):
+        try:
+            await player._send(ggp_http.info_message())
+            return
+        except Exception:
+            await asyncio.sleep(0.1)
+    raise AssertionError(f"no GGP HTTP player on port {port}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", GDL2_GAMES, ids=lambda p: p.stem)
+async def test_our_agent_plays_gdl2_over_both_protocols(server, path: Path,
+                                                       monkeypatch) -> None:
+    """Our agent against random on every games/gdl2 game, launched as a websocket
+    agent and as ``ggp agent --http``: no faults, and everything the server sent it
+    (recorded at the server's side) is exactly its own view."""
+    import sys
+
+    from server.connections import Connection
+    from server.players.http import HttpPlayer
+
+    sent_ws: list[dict[str, Any]] = []
+    sent_http: list[str] = []
+    ws_send, http_send = Connection.send, HttpPlayer._send
+
+    async def record_ws(self: Connection, message: dict[str, Any]) -> bool:
+        sent_ws.append(message)
+        return await ws_send(self, message)
+
+    async def record_http(self: HttpPlayer, body: str) -> str:
+        sent_http.append(body)
+        return await http_send(self, body)
+
+    monkeypatch.setattr(Connection, "send", record_ws)
+    monkeypatch.setattr(HttpPlayer, "_send", record_http)
+    game = load_game(path)
+    others = ["random"] * (len(game.roles) - 1)
+    outcome = await server.play_match(game, ["agent", *others], startclock=5, playclock=1,
+                                      seed=3)
+    assert outcome.status == "completed", outcome.reason
+    assert all(e == "" for errors in outcome.errors for e in errors), outcome.errors
+    await asyncio.sleep(0.05)
+    check_seat_messages(game, server.records.get_match(outcome.match), 0, sent_ws)
+
+    port = free_port()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "ggp_cli", "agent", "--http", str(port), "--name", "ours",
+        "--quiet")
+    try:
+        await wait_for_http_player(port)
+        outcome = await server.play_match(game, [f"http://127.0.0.1:{port}", *others],
+                                          startclock=5, playclock=1, seed=4)
+    finally:
+        process.terminate()
+        await process.wait()
+    assert outcome.status == "completed", outcome.reason
+    assert all(e == "" for errors in outcome.errors for e in errors), outcome.errors
+    bodies = [b for b in sent_http if outcome.match in b]
+    assert bodies[0].startswith(f"( START {outcome.match} {game.roles[0]} ")
+    assert bodies[1:] == expected_ii_messages(server.records.get_match(outcome.match), 0)
