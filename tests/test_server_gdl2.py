@@ -370,9 +370,36 @@ async def test_builtins_do_not_search_the_true_state_in_gdl2() -> None:
 
     game = load_game(GAMES / "gdl2" / "kuhn_poker.kif")
     for player in (UctPlayer(parse_spec("uct")), SolverPlayer(parse_spec("solver"))):
-        await player.start(SeatInfo("m", game, 0, 2.0, 1.0, 1))
-        assert player.search is None  # so it plays uniformly at random
-        assert getattr(player, "gdl", None) is None
+        await player.start(SeatInfo("m", game, 0, 4.0, 1.0, 1))
+        assert player.search is None  # uct plays uniformly at random
+        assert getattr(player, "gdl", None) is None  # solver does not use the state's DAG
+
+
+async def test_solver_builtin_plays_the_solved_strategy_at_its_information_sets(
+        server) -> None:
+    """``solver`` in Kuhn poker: every move it makes has positive probability in its
+    solved strategy at the information set of its own recorded moves and percepts."""
+    from gdl.gdl2_tree import infoset_name
+
+    game = load_game(GAMES / "gdl2" / "kuhn_poker.kif")
+    checked, pure = 0, False
+    for seed in range(8):
+        match = server.create_match(game, ["random", "solver"], startclock=4, playclock=1,
+                                    seed=seed)
+        outcome = await server.tasks[match.id]
+        assert outcome.status == "completed" and not any(any(e) for e in outcome.errors)
+        strategy = match.players[1].policy
+        assert strategy, "Kuhn poker is solved within the start clock"
+        record = server.records.get_match(match.id)
+        history: list[tuple[str, tuple[str, ...]]] = []
+        for recorded in record["steps"]:
+            at = strategy.get(infoset_name("second", history))
+            if at is not None:  # a decision (more than one legal move)
+                assert at[recorded["moves"][1]] > 0, (history, at)
+                checked += 1
+                pure |= min(at.values()) == 0.0
+            history.append((recorded["moves"][1], tuple(recorded["percepts"][1])))
+    assert checked >= 8 and pure
 
 
 def test_the_organiser_view_shows_every_role_percepts(tmp_path) -> None:
