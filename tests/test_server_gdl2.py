@@ -328,27 +328,10 @@ def test_old_databases_open_and_gain_the_percepts_column(tmp_path) -> None:
         records.close()
 
 
-# nature hides a coin, the guesser guesses: `random` without `sees` stays plain GDL
-COIN = """
-(role random) (role guesser)
-(init (phase toss))
-(coin heads) (coin tails)
-(<= (legal random (hide ?c)) (true (phase toss)) (coin ?c))
-(<= (legal random noop) (true (phase guess)))
-(<= (legal guesser noop) (true (phase toss)))
-(<= (legal guesser (guess ?c)) (true (phase guess)) (coin ?c))
-(<= (next (hidden ?c)) (does random (hide ?c)))
-(<= (next (hidden ?c)) (true (hidden ?c)))
-(<= (next (phase guess)) (true (phase toss)))
-(<= (next (guessed ?c)) (does guesser (guess ?c)))
-(<= (next (phase done)) (true (phase guess)))
-(<= terminal (true (phase done)))
-(<= (goal guesser 100) (true (hidden ?c)) (true (guessed ?c)))
-(<= (goal guesser 0) (true (hidden ?c)) (not (true (guessed ?c))))
-"""
-
-
 async def test_random_without_sees_stays_plain_gdl(server) -> None:
+    """Nature hides a coin, the guesser guesses: `random` without `sees` is plain GDL."""
+    from test_gdl_playable import COIN
+
     from gdl.loader import load_game_text
 
     game = load_game_text("gdl", COIN, name="coin")
