@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import unquote
 
 from solvers.errors import FormatError
@@ -160,16 +161,22 @@ class Start:
     play_clock: float
 
 
+# A GDL-II PLAY or STOP (``../shared/protocols/ggp-ii.md``) carries, instead of the
+# joint move, our observation {"turn": int, "last_move": str | None, "percepts":
+# list[str] | None} (:mod:`agent.gdl2_belief`), as the websocket protocol does.
+Moves = tuple[str, ...] | dict[str, Any] | None
+
+
 @dataclass(frozen=True)
 class Play:
     match_id: str
-    moves: tuple[str, ...] | None  # previous joint move in role order; None at the first step
+    moves: Moves  # previous joint move in role order; None at the first step
 
 
 @dataclass(frozen=True)
 class Stop:
     match_id: str
-    moves: tuple[str, ...] | None
+    moves: Moves
 
 
 @dataclass(frozen=True)
@@ -264,6 +271,24 @@ def _moves(node: _Atom | _List) -> tuple[str, ...] | None:
 
 
 _ARITY = {"info": 0, "preview": 2, "start": 5, "play": 2, "stop": 2, "abort": 1}
+_GDL2_ARITY = 4  # PLAY and STOP of GDL-II: match id, turn, last move, percepts
+
+
+def _gdl2_observation(args: tuple[_Atom | _List, ...]) -> dict[str, Any]:
+    """``<TURN> <LASTMOVE> <PERCEPTS>`` as an observation; NIL and ``()`` are no percepts."""
+    turn = _atom(args[0], "a turn number")
+    if not (turn.isascii() and turn.isdigit() and len(turn) <= 9):
+        raise FormatError(f"expected a turn number, found {turn[:40]!r}")
+    move = args[1]
+    last = None if isinstance(move, _Atom) and move.text.lower() == "nil" else kif_of(move)
+    seen = args[2]
+    if isinstance(seen, _Atom):
+        if seen.text.lower() != "nil":
+            raise FormatError(f"expected NIL or a list of percepts, found {seen.text[:40]!r}")
+        percepts = None if last is None else []
+    else:
+        percepts = sorted(kif_of(item) for item in seen.items)
+    return {"turn": int(turn), "last_move": last, "percepts": percepts}
 
 
 def parse_message(text: str) -> Message:
@@ -274,8 +299,11 @@ def parse_message(text: str) -> Message:
     if kind not in _ARITY:
         raise FormatError(f"unknown message type {kind.upper()!r}: expected one of "
                           + ", ".join(k.upper() for k in _ARITY))
-    if len(args) != _ARITY[kind]:
-        raise FormatError(f"{kind.upper()} expects {_ARITY[kind]} arguments, found {len(args)}")
+    gdl2 = kind in ("play", "stop") and len(args) == _GDL2_ARITY
+    if len(args) != _ARITY[kind] and not gdl2:
+        also = f" (or {_GDL2_ARITY}, GDL-II)" if kind in ("play", "stop") else ""
+        raise FormatError(f"{kind.upper()} expects {_ARITY[kind]} arguments{also}, "
+                          f"found {len(args)}")
     if kind == "info":
         return Info()
     if kind == "preview":
@@ -284,10 +312,9 @@ def parse_message(text: str) -> Message:
     if kind == "start":
         return Start(match_id, _atom(args[1], "a role name"), _rules(text, args[2]),
                      _clock(args[3], "a start clock"), _clock(args[4], "a play clock"))
-    if kind == "play":
-        return Play(match_id, _moves(args[1]))
-    if kind == "stop":
-        return Stop(match_id, _moves(args[1]))
+    if kind in ("play", "stop"):
+        moves = _gdl2_observation(args[1:]) if gdl2 else _moves(args[1])
+        return (Play if kind == "play" else Stop)(match_id, moves)
     return Abort(match_id)
 
 

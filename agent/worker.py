@@ -565,8 +565,29 @@ def _limit_memory(megabytes: int) -> None:
 def make_brain(spec: GameSpec, role: str, options: BrainOptions,
                until: float):  # -> GdlBrain | PlayableBrain
     if spec.format == "gdl":
-        return GdlBrain(spec, role, options, until)
+        brain = GdlBrain(spec, role, options, until)
+        return _gdl2_brain(brain) if brain.machine.has_sees else brain
     return PlayableBrain(spec, role, options)
+
+
+def _gdl2_brain(brain: GdlBrain):  # -> agent.gdl2_player.Gdl2Brain
+    """The GDL-II player of ``brain``'s game (its percepts are tracked, not its state)."""
+    from agent.gdl2_player import Gdl2Brain
+
+    return Gdl2Brain(brain.machine, brain.role, brain.options)
+
+
+def _advanced(brain, moves: Any, until: float | None = None):  # -> a brain
+    """``brain`` after the step ``moves``. A GDL-II observation (a dict) for a GDL game
+    (a manager may speak GDL-II for any game) turns its brain into the GDL-II one;
+    a GDL-II brain's belief update gets a share of the clock left until ``until``."""
+    if isinstance(brain, GdlBrain):
+        if not isinstance(moves, dict):
+            brain.advance(moves)
+            return brain
+        brain = _gdl2_brain(brain)
+    brain.advance(moves, until)
+    return brain
 
 
 def worker_main(conn, crash_at_step: int | None = None) -> None:
@@ -614,13 +635,14 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
                     _limit_memory(options.memory_mb)
                     brain = make_brain(spec, role, options, until)
                     for moves in history:
-                        brain.advance(moves)
-                    if isinstance(brain, GdlBrain) and not brain.machine.is_terminal(brain.state):
+                        brain = _advanced(brain, moves)
+                    if (isinstance(brain, GdlBrain) and not brain.machine.is_terminal(brain.state)
+                            or not isinstance(brain, PlayableBrain | GdlBrain)):  # GDL-II
                         send(("legal", seq, brain.legal()))  # the fallback for step 1
                     send(("ready", seq, brain.metagame(until)))
                 elif kind == "play":
                     _, _, moves, until = request
-                    brain.advance(moves)
+                    brain = _advanced(brain, moves, until)
                     send(("legal", seq, brain.legal()))
                     if crash_at_step is not None and brain.step + 1 >= crash_at_step:
                         os._exit(3)
@@ -632,7 +654,7 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
                     move, info = brain.choose(observation, legal)
                     send(("move", seq, move, info))
                 elif kind == "goals":
-                    brain.advance(request[2])
+                    brain = _advanced(brain, request[2])
                     send(("goals", seq, brain.goals()))
                 gate.serving = False
             except OSError:  # the agent is gone (broken pipe): nothing left to serve

@@ -152,8 +152,11 @@ class WsAgent:
             self.done.set()
 
 
-def _last_moves(observation: Any) -> list[str] | None:
-    """The previous joint move (every role's, in role order) from a GDL observation."""
+def _last_moves(observation: Any) -> list[str] | dict[str, Any] | None:
+    """The previous joint move (every role's, in role order) from a GDL observation;
+    a GDL-II observation (own move and percepts only) is passed on whole."""
+    if isinstance(observation, dict) and "turn" in observation:
+        return observation
     if isinstance(observation, dict):
         return observation.get("last_moves")
     return observation

@@ -258,25 +258,32 @@ def _outcome_json(game: PlayableGame, players: Sequence[str],
                   outcome: MatchOutcome) -> dict[str, Any]:
     return {"match": outcome.match, "game": game.name, "roles": list(game.roles),
             "players": list(players), "status": outcome.status, "payoffs": outcome.payoffs,
-            "reason": outcome.reason, "moves": outcome.moves, "errors": outcome.errors}
+            "reason": outcome.reason, "moves": outcome.moves, "errors": outcome.errors,
+            **({"percepts": outcome.percepts} if outcome.percepts else {})}
 
 
 def _match_log(game: PlayableGame, players: Sequence[str], outcome: MatchOutcome) -> str:
     lines = [f"match {outcome.match}: {game.name}",
              "seats: " + ", ".join(f"{r}={p}" for r, p in zip(game.roles, players, strict=True))]
-    lines += _step_lines(list(game.roles), outcome.moves, outcome.errors)
+    lines += _step_lines(list(game.roles), outcome.moves, outcome.errors, outcome.percepts)
     lines.append(_result_line(list(game.roles), outcome.status, outcome.payoffs, outcome.reason))
     return "\n".join(lines)
 
 
-def _step_lines(roles: list[str], moves: list[list[str | None]],
-                errors: list[list[str]]) -> list[str]:
+def _step_lines(roles: list[str], moves: list[list[str | None]], errors: list[list[str]],
+                percepts: Sequence[list[list[str]] | None] = ()) -> list[str]:
+    """One line per step (the organiser's view: every move); in a GDL-II match each
+    step's percepts follow on a line of their own."""
     lines = []
     for step, (joint, faults) in enumerate(zip(moves, errors, strict=True), start=1):
         parts = [f"{role} {move}" + (f" [{fault}]" if fault else "")
                  for role, move, fault in zip(roles, joint, faults, strict=True)
                  if move is not None]
         lines.append(f"step {step}: " + " | ".join(parts))
+        seen = percepts[step - 1] if step <= len(percepts) else None
+        if seen is not None:
+            lines.append("  sees: " + " | ".join(
+                f"{role} {' '.join(p) or '-'}" for role, p in zip(roles, seen, strict=True)))
     return lines
 
 
@@ -468,6 +475,7 @@ def _show_text(record: dict[str, Any]) -> str:
     if record["tournament"]:
         lines.append(f"tournament: {record['tournament']}")
     lines += _step_lines(roles, [s["moves"] for s in record["steps"]],
-                         [s["errors"] for s in record["steps"]])
+                         [s["errors"] for s in record["steps"]],
+                         [s.get("percepts") for s in record["steps"]])
     lines.append(_result_line(roles, record["status"], record["payoffs"], record["reason"]))
     return "\n".join(lines)

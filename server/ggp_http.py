@@ -3,8 +3,9 @@
 ``../shared/protocols/ggp-http.md`` describes it (ggp-base's GameServer): one
 ``POST /`` per message over a fresh HTTP/1.0 connection, the message (a KIF list) as
 the body, the reply as the body of the answer. This module builds the request bytes
-and the messages (START, PLAY, STOP, ABORT, INFO) and parses a reply into a move
-term; ``server/players/http.py`` does the socket work.
+and the messages (START, PLAY, STOP, ABORT, INFO; PLAY and STOP also in the GDL-II
+form of ``../shared/protocols/ggp-ii.md``) and parses a reply into a move term;
+``server/players/http.py`` does the socket work.
 """
 
 from __future__ import annotations
@@ -32,6 +33,17 @@ def stop_message(match_id: str, last_joint: Sequence[str] | None) -> str:
     return f"( STOP {match_id} {_joint(last_joint)} )"
 
 
+def play_message_ii(match_id: str, turn: int, last_move: str | None,
+                    percepts: Sequence[str] | None) -> str:
+    """GDL-II PLAY: the player's own last move and its percepts (NIL NIL at turn 0)."""
+    return f"( PLAY {match_id} {_ii(turn, last_move, percepts)} )"
+
+
+def stop_message_ii(match_id: str, turn: int, last_move: str | None,
+                    percepts: Sequence[str] | None) -> str:
+    return f"( STOP {match_id} {_ii(turn, last_move, percepts)} )"
+
+
 def abort_message(match_id: str) -> str:
     return f"( ABORT {match_id} )"
 
@@ -54,6 +66,15 @@ def _joint(last_joint: Sequence[str] | None) -> str:
     if last_joint is None:
         return "NIL"
     return "( " + " ".join(last_joint) + " )"
+
+
+def _ii(turn: int, last_move: str | None, percepts: Sequence[str] | None) -> str:
+    """``<TURN> <LASTMOVE> <PERCEPTS>``: no percepts after a move is ``()``, before any ``NIL``."""
+    if percepts is None:
+        seen = "NIL"
+    else:
+        seen = "( " + " ".join(percepts) + " )" if percepts else "()"
+    return f"{turn} {last_move or 'NIL'} {seen}"
 
 
 def http_request(host: str, port: int, body: str, receiver: str = "player") -> bytes:

@@ -12,9 +12,13 @@ Algorithm (ggp-base's GameServer, as ``shared/protocols/ggp-http.md`` describes 
    unreachable), a non-move ``IL null``, an illegal move ``IL <move>``.
 4. Apply the joint move (chance from the match's chance generator), commit the step
    to the database, then tell every seat the step's result (its own observation).
+   In a GDL-II match (``server/gdl2.py``) a seat's observation is only its own move
+   and percepts; the record keeps the true state and every seat's percepts.
 5. At a terminal state, record the payoffs and send each seat the end (a game that
    leaves its goals ill-defined there scores 0 for every role, with a note). An abort
-   (operator, shutdown, cancelled task) records ``aborted`` with the reason.
+   (operator, shutdown, cancelled task) records ``aborted`` with the reason; in a
+   GDL-II match the players are not told a reason that came from the game (a rules
+   error may describe the state).
 
 Both generators derive from the match seed, so a seed replays the match when the
 players are deterministic.
@@ -30,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.gdl2 import SeatViews, is_gdl2
 from server.players.base import Player, PlayerGone, SeatInfo, SeatUnfilled, StepRequest
 from server.protocol import match_legal_move
 from server.records import Records
@@ -50,6 +55,7 @@ class MatchOutcome:
     reason: str | None = None
     moves: list[list[str | None]] = field(default_factory=list)
     errors: list[list[str]] = field(default_factory=list)
+    percepts: list[list[list[str]]] = field(default_factory=list)  # GDL-II: per step, per role
     latencies: list[float] = field(default_factory=list)  # seconds, request -> reply
     step_times: list[float] = field(default_factory=list)  # seconds, last reply -> results out
 
@@ -92,6 +98,7 @@ class Match:
         self.chance_rng = random.Random(f"{seed}:chance")
         self.fault_rng = random.Random(f"{seed}:faults")
         self.step = 0
+        self.views = SeatViews(game) if is_gdl2(game) else None
         self.abort_reason: str | None = None
         self.outcome = MatchOutcome(match_id, "running", None)
 
@@ -114,18 +121,19 @@ class Match:
             await self.records.finish_match(self.id, "completed", payoffs, note)
             self.outcome.status, self.outcome.payoffs, self.outcome.reason = \
                 "completed", payoffs, note
-            last = self.outcome.moves[-1] if self.outcome.moves else []
-            await asyncio.gather(*(p.stop(payoffs, self._observe(state, r), last)
+            await asyncio.gather(*(p.stop(payoffs, self._observe(state, r), self._last_joint())
                                    for r, p in enumerate(self.players)),
                                  return_exceptions=True)
         except (GameError, asyncio.CancelledError, MatchAborted) as exc:
+            from_game = self.abort_reason is None and isinstance(exc, GameError) \
+                and not isinstance(exc, SeatUnfilled)
             reason = self.abort_reason or (str(exc) if isinstance(exc, GameError) else "cancelled")
-            await self._record_abort(reason)
+            await self._record_abort(reason, from_game)
             if isinstance(exc, asyncio.CancelledError) and self.abort_reason is None:
                 raise
         except Exception as exc:  # a bug in a game adapter or here: this match only
             log.exception("match %s failed", self.id)
-            await self._record_abort(f"internal error: {type(exc).__name__}: {exc}")
+            await self._record_abort(f"internal error: {type(exc).__name__}: {exc}", True)
         finally:
             await asyncio.gather(*(p.close() for p in self.players), return_exceptions=True)
         return self.outcome
@@ -141,10 +149,12 @@ class Match:
             log.warning("match %s: %s; every role scores 0", self.id, exc)
             return [0.0] * len(self.game.roles), f"ill-defined payoffs, every role scores 0: {exc}"
 
-    async def _record_abort(self, reason: str) -> None:
+    async def _record_abort(self, reason: str, from_game: bool = False) -> None:
         self.outcome.status, self.outcome.reason = "aborted", reason
         # the record must be written even while this task is being cancelled
         await asyncio.shield(self.records.finish_match(self.id, "aborted", None, reason))
+        if from_game and self.views is not None:  # "... in the non-terminal state {...}"
+            reason = f"the game failed at step {self.step} (the reason is in the match record)"
         await asyncio.gather(*(p.abort(reason) for p in self.players), return_exceptions=True)
 
     async def _start_all(self) -> None:
@@ -158,7 +168,16 @@ class Match:
             raise
 
     def _observe(self, state: State, role: int) -> Any:
+        if self.views is not None:
+            return self.views.observation(role)
         return self.game.observation(state, role)
+
+    def _last_joint(self) -> list[str | None] | None:
+        """The previous step's moves of every seat, for GGP HTTP players of plain GDL
+        (None before the first step, and in GDL-II, where no seat may see them)."""
+        if self.views is not None or not self.outcome.moves:
+            return None
+        return self.outcome.moves[-1]
 
     async def _play(self, state: State) -> State:
         while not self.game.is_terminal(state):
@@ -169,7 +188,7 @@ class Match:
             if not any(legal):
                 raise GameError(f"step {self.step}: no role has a legal move")
             fallback = [self.fault_rng.choice(moves) if moves else None for moves in legal]
-            last = self.outcome.moves[-1] if self.outcome.moves else None
+            last = self._last_joint()
             replies = await asyncio.gather(*(
                 self._ask(r, StepRequest(self.step, state, self._observe(state, r), moves,
                                          self.playclock, last))
@@ -182,12 +201,15 @@ class Match:
                     reply, error = match_legal_move(self.game.format, reply, legal[r])
                 moves.append(reply if error == "" else fallback[r])
                 errors.append(error)
-            state = self.game.next_state(state, moves, self.chance_rng)
+            before, state = state, self.game.next_state(state, moves, self.chance_rng)
+            percepts = None if self.views is None else self.views.advance(before, state)
             # commit before anyone hears of the step: a crash loses at most this step
             await self.records.add_step(self.id, self.step, moves, errors,
-                                        state_text(self.game, state))
+                                        state_text(self.game, state), percepts)
             self.outcome.moves.append(moves)
             self.outcome.errors.append(errors)
+            if percepts is not None:
+                self.outcome.percepts.append(percepts)
             await asyncio.gather(*(p.result(self.step, moves[r], errors[r],
                                             self._observe(state, r))
                                    for r, p in enumerate(self.players)),

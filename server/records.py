@@ -15,7 +15,8 @@ matches share one commit per batch while each step is still durable before the
 match goes on.
 
 Tables: ``matches`` (one row per match, status ``running`` | ``completed`` |
-``aborted``), ``steps`` (one row per step: moves, errors, the state after it),
+``aborted``), ``steps`` (one row per step: moves, errors, the state after it, and in
+GDL-II matches every role's percepts after it),
 ``tournaments`` (configuration and final standings), ``agents`` (each registered agent
 name with a salted hash of its secret, never the secret: ``server/credentials.py``).
 """
@@ -66,6 +67,7 @@ CREATE TABLE IF NOT EXISTS steps (
     errors TEXT NOT NULL,
     state TEXT,
     time REAL NOT NULL,
+    percepts TEXT,
     PRIMARY KEY (match, step)
 );
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -140,10 +142,12 @@ class Records:
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA busy_timeout=5000")
             db.executescript(SCHEMA)
-            for table in ("matches", "tournaments"):  # databases from before owners
+            # databases from before owners, and from before GDL-II percepts
+            for table, column in (("matches", "owner"), ("tournaments", "owner"),
+                                  ("steps", "percepts")):
                 columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
-                if "owner" not in columns:
-                    db.execute(f"ALTER TABLE {table} ADD COLUMN owner TEXT")
+                if column not in columns:
+                    db.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
             now = time.time()
             for table, extra in (("matches", ", reason='server restarted'"), ("tournaments", "")):
                 orphans = [(now, row[0]) for row in db.execute(
@@ -235,10 +239,11 @@ class Records:
              time.time(), self.owner))
 
     def _add_step(self, match: str, step: int, moves: list[str | None], errors: list[str],
-                  state: str | None) -> None:
-        self._conn.execute("INSERT INTO steps (match, step, moves, errors, state, time)"
-                         " VALUES (?,?,?,?,?,?)",
-                         (match, step, json.dumps(moves), json.dumps(errors), state, time.time()))
+                  state: str | None, percepts: list[list[str]] | None) -> None:
+        self._conn.execute("INSERT INTO steps (match, step, moves, errors, state, time, percepts)"
+                         " VALUES (?,?,?,?,?,?,?)",
+                         (match, step, json.dumps(moves), json.dumps(errors), state, time.time(),
+                          None if percepts is None else json.dumps(percepts)))
 
     def _finish_match(self, match: str, status: str, payoffs: list[float] | None,
                       reason: str | None) -> None:
@@ -273,8 +278,10 @@ class Records:
         await self._arun(self._begin_match, row)
 
     async def add_step(self, match: str, step: int, moves: list[str | None],
-                       errors: list[str], state: str | None) -> None:
-        await self._arun(self._add_step, match, step, moves, errors, state)
+                       errors: list[str], state: str | None,
+                       percepts: list[list[str]] | None = None) -> None:
+        """One step; ``percepts`` (GDL-II): every role's percepts after it, in role order."""
+        await self._arun(self._add_step, match, step, moves, errors, state, percepts)
 
     async def finish_match(self, match: str, status: str, payoffs: list[float] | None,
                            reason: str | None = None) -> None:
@@ -331,8 +338,8 @@ class Records:
         if not rows:
             raise GameError(f"no match {match!r} in {self.path}")
         out = _decode(rows[0])
-        steps = self._run(self._query, "SELECT step, moves, errors, state, time FROM steps"
-                          " WHERE match=? ORDER BY step", (match,))
+        steps = self._run(self._query, "SELECT step, moves, errors, state, time, percepts"
+                          " FROM steps WHERE match=? ORDER BY step", (match,))
         out["steps"] = [_decode(step) for step in steps]
         return out
 
@@ -344,7 +351,7 @@ class Records:
 
 
 _JSON_COLUMNS = ("roles", "players", "payoffs", "moves", "errors", "description", "config",
-                 "standings")
+                 "standings", "percepts")
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
@@ -353,9 +360,12 @@ def _decode(row: dict[str, Any]) -> dict[str, Any]:
 
 
 def ggp_base_json(record: dict[str, Any]) -> dict[str, Any]:
-    """A recorded match in ggp-base's match JSON (keys in ``shared/protocols/ggp-http.md``)."""
+    """A recorded match in ggp-base's match JSON (keys in ``shared/protocols/ggp-http.md``),
+    with ``percepts`` added for a GDL-II match (per step, per role: the sorted percepts)."""
     steps = record["steps"]
     states = [record.get("initial_state")] + [s["state"] for s in steps]
+    extra = {"percepts": [s["percepts"] for s in steps]} \
+        if any(s.get("percepts") is not None for s in steps) else {}
     return {
         "matchId": record["id"],
         "startClock": record["startclock"],
@@ -376,4 +386,5 @@ def ggp_base_json(record: dict[str, Any]) -> dict[str, Any]:
         "goalValues": record["payoffs"] or [],
         "isCompleted": record["status"] == "completed",
         "isAborted": record["status"] == "aborted",
+        **extra,
     }

@@ -49,8 +49,8 @@ class StepRequest:
     """Everything about one step a player may be given; each kind takes its share.
 
     ``state`` is for in-process built-ins only (and only used in perfect-information
-    games); remote players get ``observation`` (and GGP HTTP players ``last_joint``,
-    which GGP shows every role).
+    games); remote players get ``observation`` (and GGP HTTP players of plain GDL
+    ``last_joint``, which GGP shows every role; None in GDL-II, where nobody sees it).
     """
 
     step: int
@@ -82,7 +82,7 @@ class Player(Protocol):
     async def result(self, step: int, move: str | None, error: str, observation: Any) -> None: ...
 
     async def stop(self, payoffs: list[float], observation: Any,
-                   last_joint: Sequence[str | None]) -> None: ...
+                   last_joint: Sequence[str | None] | None) -> None: ...
 
     async def abort(self, reason: str) -> None: ...
 
@@ -104,7 +104,7 @@ class QuietPlayer:
         return None
 
     async def stop(self, payoffs: list[float], observation: Any,
-                   last_joint: Sequence[str | None]) -> None:
+                   last_joint: Sequence[str | None] | None) -> None:
         return None
 
     async def abort(self, reason: str) -> None:

@@ -10,13 +10,16 @@ once (``solvers.search.MCTS``), with ``?playouts=N`` (default: until the deadlin
 and ``?margin=S`` (seconds kept free before the deadline, default 0.5, but at most a
 quarter of the clock: the agent's rule, so both think as long on the same clock). It searches
 the true state, so it is used only in perfect-information games (GDL); in ``.efg``,
-tree and POSG games, where a built-in may know no more than its observation, it
-plays uniformly at random. ``solver`` plays a solved strategy where the format has a
-solver for it, solved within the start clock: GDL two-player games expanded into
-their simultaneous-move DAG (``gdl.expand``) and solved by the thesis' baseline
+tree, POSG and GDL-II games, where a built-in may know no more than its observation,
+it plays uniformly at random. ``solver`` plays a solved strategy where the format
+has a solver for it, solved within the start clock: GDL two-player games expanded
+into their simultaneous-move DAG (``gdl.expand``) and solved by the thesis' baseline
 (:class:`_GdlSolution`), POSG via ``solvers.posg.policy``, ``.efg``/tree via
-``solvers.extensive.playable.equilibrium_strategy`` (:func:`_solved_policy`); where
-the game does not fit the start clock (or off the solved states) it plays like ``uct``.
+``solvers.extensive.playable.equilibrium_strategy`` (:func:`_solved_policy`), GDL-II
+games expanded into their extensive form (``gdl.gdl2_tree``: information sets are a
+role's own moves and percepts, which is all it is told) and solved the same way;
+where the game does not fit the start clock (or off the solved states) it plays like
+``uct``.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ import time
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
+from server.gdl2 import is_gdl2
 from server.players.base import QuietPlayer, SeatInfo, StepRequest
 from server.players.spec import PlayerSpec
 from solvers.errors import GameError, LimitReached
@@ -87,7 +91,7 @@ class UctPlayer(RandomPlayer):
         await super().start(seat)
         self.role = seat.role
         machine = getattr(seat.game, "machine", None)
-        if seat.game.format == "gdl" and machine is not None:
+        if seat.game.format == "gdl" and machine is not None and not is_gdl2(seat.game):
             from solvers.search import MCTS, SearchConfig
 
             # search the GDL state machine itself (gdl.playable: a state is (machine
@@ -119,16 +123,24 @@ def _solved_policy(game: PlayableGame, time_limit: float) -> Policy | None:
         from solvers.posg.policy import equilibrium_strategy
 
         return equilibrium_strategy(game, time_limit=time_limit)
-    if game.format in ("efg", "tree"):
+    if game.format in ("efg", "tree") or is_gdl2(game):
         from solvers.extensive.playable import equilibrium_strategy as extensive_strategy
 
-        strategy = extensive_strategy(game, time_limit=time_limit)  # {infoset: {action: p}}
+        started = time.monotonic()
+        model: Any = game
+        if is_gdl2(game):
+            from gdl.gdl2_tree import expand_gdl2
 
-        def policy(role: int, observation: Any, legal: Sequence[str]) -> list[float]:
-            at = strategy.get(observation.get("infoset"), {}) if observation else {}
-            return [float(at.get(move, 0.0)) for move in legal]
-
-        return policy
+            try:  # at most half the budget to expand, the rest to solve
+                model = expand_gdl2(game.machine,  # type: ignore[attr-defined]
+                                    deadline=started + time_limit / 2)
+            except LimitReached as exc:
+                log.info("solver built-in: %s is not solved (%s); playing randomly",
+                         game.name, exc)
+                return None
+        left = max(0.05, time_limit - (time.monotonic() - started))
+        # {infoset name: {action: p}}, itself the policy (uniform at an unknown infoset)
+        return extensive_strategy(model, time_limit=left)
     return None
 
 
@@ -181,13 +193,16 @@ class SolverPlayer(UctPlayer):
         self.policy: Policy | None = None
         self.gdl: _GdlSolution | None = None
         self.role_name = ""
+        self.gdl2 = False
+        self.history: list[tuple[str, tuple[str, ...]]] = []  # GDL-II: own moves, percepts
 
     async def start(self, seat: SeatInfo) -> None:
         await super().start(seat)
         self.role_name = seat.role_name
+        self.gdl2 = is_gdl2(seat.game)
         budget = max(0.1, seat.startclock - self.margin)
         try:
-            if seat.game.format == "gdl":
+            if seat.game.format == "gdl" and not self.gdl2:
                 self.gdl = await asyncio.to_thread(_solve_gdl, seat.game, budget)
             else:
                 self.policy = await asyncio.to_thread(_solved_policy, seat.game, budget)
@@ -198,7 +213,9 @@ class SolverPlayer(UctPlayer):
         if self.gdl is not None:
             weights = self.gdl.weights(request.state[0], self.role_name, request.legal)
         elif self.policy is not None:
-            weights = await asyncio.to_thread(self.policy, self.role, request.observation,
+            observation = self._infoset(request.observation) if self.gdl2 \
+                else request.observation
+            weights = await asyncio.to_thread(self.policy, self.role, observation,
                                               request.legal)
         else:
             weights = None
@@ -207,6 +224,17 @@ class SolverPlayer(UctPlayer):
         if not sum(weights) > 0:
             return self.rng.choice(request.legal)
         return self.rng.choices(request.legal, weights=weights)[0]
+
+    def _infoset(self, observation: dict[str, Any]) -> dict[str, str]:
+        """A GDL-II observation as the information set of the expanded game: the seat's
+        own history (every step's move and percepts; a GDL seat is asked every step)."""
+        from gdl.gdl2_tree import infoset_name
+
+        if observation["turn"] == len(self.history) + 1:
+            self.history.append((observation["last_move"], tuple(observation["percepts"])))
+        if observation["turn"] != len(self.history):  # a step missed (a cut-off answer)
+            return {}  # an unknown information set: uniform
+        return {"infoset": infoset_name(self.role_name, self.history)}
 
 
 def make_builtin(spec: PlayerSpec) -> QuietPlayer:

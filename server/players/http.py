@@ -3,7 +3,9 @@
 Every message is one ``POST /`` on a fresh connection (5 s to connect), read to
 close; START waits the start clock, PLAY is cut off by the match's clock, STOP and
 ABORT are sent and forgotten after their clock. GGP HTTP is a GDL protocol, so this
-seat refuses other formats.
+seat refuses other formats. In a GDL-II match (``server/gdl2.py``) PLAY and STOP take
+the GDL-II form: the turn, the player's own last move and its percepts, never the
+joint move.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from server import ggp_http
+from server.gdl2 import is_gdl2
 from server.players.base import PlayerGone, QuietPlayer, SeatInfo, SeatUnfilled, StepRequest
 from server.players.spec import PlayerSpec
 from server.protocol import ProtocolError
@@ -69,6 +72,7 @@ class HttpPlayer(QuietPlayer):
         self.port = url.port or 80
         self.label = spec.text
         self.seat: SeatInfo | None = None
+        self.gdl2 = False
 
     async def _send(self, body: str) -> str:
         """One message, one connection: the reply's trimmed body (PlayerGone when unreachable)."""
@@ -103,6 +107,7 @@ class HttpPlayer(QuietPlayer):
             raise SeatUnfilled(f"{self.label}: GGP HTTP players play GDL games only "
                                f"({seat.game.name} is {seat.game.format})")
         self.seat = seat
+        self.gdl2 = is_gdl2(seat.game)
         rules = ggp_http.rules_text(seat.game.description()["text"])
         await self._send_quietly(ggp_http.start_message(seat.match, seat.role_name, rules,
                                                         seat.startclock, seat.playclock),
@@ -110,16 +115,21 @@ class HttpPlayer(QuietPlayer):
 
     async def play(self, request: StepRequest) -> Any:
         assert self.seat is not None
-        last = _ggp_joint(request.observation, request.last_joint)
-        reply = await self._send(ggp_http.play_message(self.seat.match, last))
-        return ggp_http.parse_move_reply(reply)
+        if self.gdl2:
+            message = ggp_http.play_message_ii(self.seat.match, **_ii_fields(request.observation))
+        else:
+            message = ggp_http.play_message(
+                self.seat.match, _ggp_joint(request.observation, request.last_joint))
+        return ggp_http.parse_move_reply(await self._send(message))
 
     async def stop(self, payoffs: list[float], observation: Any,
-                   last_joint: Sequence[str | None]) -> None:
+                   last_joint: Sequence[str | None] | None) -> None:
         assert self.seat is not None
-        await self._send_quietly(ggp_http.stop_message(self.seat.match,
-                                                       _ggp_joint(observation, last_joint)),
-                                 self.seat.playclock)
+        if self.gdl2:
+            message = ggp_http.stop_message_ii(self.seat.match, **_ii_fields(observation))
+        else:
+            message = ggp_http.stop_message(self.seat.match, _ggp_joint(observation, last_joint))
+        await self._send_quietly(message, self.seat.playclock)
 
     async def abort(self, reason: str) -> None:
         if self.seat is not None:
@@ -133,3 +143,9 @@ def _ggp_joint(observation: Any, seats_joint: Sequence[str | None] | None) -> li
     if isinstance(observation, dict) and "last_moves" in observation:
         return observation["last_moves"]
     return None if seats_joint is None else [m or "noop" for m in seats_joint]
+
+
+def _ii_fields(observation: dict[str, Any]) -> dict[str, Any]:
+    """A GDL-II observation (``SeatViews.observation``) as the GDL-II message's fields."""
+    return {"turn": observation["turn"], "last_move": observation["last_move"],
+            "percepts": observation["percepts"]}

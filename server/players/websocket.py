@@ -107,7 +107,7 @@ class WsSeat:
                                               error, observation))
 
     async def stop(self, payoffs: list[float], observation: Any,
-                   last_joint: Sequence[str | None]) -> None:
+                   last_joint: Sequence[str | None] | None) -> None:
         assert self.seat is not None
         await self._send(protocol.end(self.seat.match, payoffs, self.seat.role, observation))
 
