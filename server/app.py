@@ -42,6 +42,7 @@ from server.players.spec import parse_spec
 from server.players.websocket import WsSeat
 from server.protocol import ProtocolError
 from server.records import Records
+from server.spectators import MAX_SPECTATORS, Spectators
 from solvers.errors import GameError
 from solvers.playable import PlayableGame
 
@@ -62,7 +63,8 @@ class MatchServer:
                  seat_wait: float = 30.0, admin_token: str | None = None,
                  grace: float = GRACE, max_running: int = 64, max_agents: int = 8,
                  http_allow: Sequence[str] = LOOPBACK,
-                 agents: dict[str, str] | None = None) -> None:
+                 agents: dict[str, str] | None = None,
+                 max_spectators: int = MAX_SPECTATORS) -> None:
         self.records = records
         self.host = host
         self.port = port
@@ -86,6 +88,7 @@ class MatchServer:
         self.finished: OrderedDict[str, MatchOutcome] = OrderedDict()
         self._finished_seats: dict[str, set[str]] = {}  # the ws seats' names, for rejoins
         self.identities = Identities(records)
+        self.spectators = Spectators(records, max_spectators=max_spectators)
         self.agents = dict(agents or {})  # names the operator registers: name -> secret
         self._server: Server | None = None
         self._ids = itertools.count(1)
@@ -114,6 +117,7 @@ class MatchServer:
                              return_exceptions=True)
         for task in list(self._background):
             task.cancel()
+        await self.spectators.close()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -149,6 +153,7 @@ class MatchServer:
         match = Match(self.new_match_id(game), game, players, player_specs, self.records,
                       startclock=startclock, playclock=playclock, seed=seed,
                       tournament=tournament, grace=self.grace)
+        match.listener = self.spectators
         self.matches[match.id] = match
         task = asyncio.create_task(self._run(match), name=f"match {match.id}")
         self.tasks[match.id] = task
@@ -273,6 +278,10 @@ class MatchServer:
                 if message["type"] in ("create", "abort", "list"):
                     await self._control(ws, message)
                     continue
+                if message["type"] in ("watch", "unwatch"):  # a spectator: never logs in
+                    await self.spectators.serve(ws, message, self._control,
+                                                self.max_message_bytes)
+                    return None
                 raise ProtocolError("not-logged-in", "say hello (or rejoin) first",
                                     ref=message["type"])
             except ProtocolError as exc:
@@ -298,6 +307,9 @@ class MatchServer:
                 await self._rejoin(conn, conn.ws, message)
             elif kind == "hello":
                 raise ProtocolError("already-logged-in", "this connection is logged in")
+            elif kind in ("watch", "unwatch"):
+                raise ProtocolError("spectator", "watch from a connection that is not "
+                                    "logged in (spectators never log in)", ref=kind)
             else:
                 await self._control(conn.ws, message)
         except ProtocolError as exc:

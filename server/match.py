@@ -28,7 +28,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from server.players.base import Player, PlayerGone, SeatInfo, SeatUnfilled, StepRequest
 from server.protocol import match_legal_move
@@ -56,6 +56,19 @@ class MatchOutcome:
 
 class MatchAborted(Exception):
     """Raised into a running match to abort it (the reason is recorded)."""
+
+
+class MatchListener(Protocol):
+    """Who follows a match as it happens (the server's spectators): told after the fact,
+    synchronously; a listener must never block or raise (the match would wait)."""
+
+    def begun(self, match: Match, state: State) -> None: ...
+
+    def turn(self, match: Match, acting: list[int]) -> None: ...
+
+    def stepped(self, match: Match, state: State) -> None: ...
+
+    def ended(self, match: Match) -> None: ...
 
 
 def state_text(game: PlayableGame, state: State) -> str:
@@ -94,6 +107,8 @@ class Match:
         self.step = 0
         self.abort_reason: str | None = None
         self.outcome = MatchOutcome(match_id, "running", None)
+        self.listener: MatchListener | None = None
+        self.answer_times: list[float | None] = []  # this step's, per role (None: not asked)
 
     def seat(self, role: int) -> SeatInfo:
         return SeatInfo(self.id, self.game, role, self.startclock, self.playclock, self.seed)
@@ -107,6 +122,7 @@ class Match:
             "startclock": self.startclock, "playclock": self.playclock,
             "tournament": self.tournament, "initial_state": state_text(self.game, state),
             "description": {"format": self.game.format, "name": self.game.name}})
+        self._tell("begun", state)
         try:
             await self._start_all()
             state = await self._play(state)
@@ -127,8 +143,18 @@ class Match:
             log.exception("match %s failed", self.id)
             await self._record_abort(f"internal error: {type(exc).__name__}: {exc}")
         finally:
+            self._tell("ended")
             await asyncio.gather(*(p.close() for p in self.players), return_exceptions=True)
         return self.outcome
+
+    def _tell(self, event: str, *args: Any) -> None:
+        """Tell the listener; its failure is logged and costs the match nothing."""
+        if self.listener is None:
+            return
+        try:
+            getattr(self.listener, event)(self, *args)
+        except Exception:
+            log.exception("match %s: the listener failed on %s", self.id, event)
 
     def _payoffs(self, state: State) -> tuple[list[float], str | None]:
         """The payoffs, and a note when the game leaves them ill-defined at its end
@@ -169,6 +195,8 @@ class Match:
             if not any(legal):
                 raise GameError(f"step {self.step}: no role has a legal move")
             fallback = [self.fault_rng.choice(moves) if moves else None for moves in legal]
+            self.answer_times = [None] * len(legal)
+            self._tell("turn", [r for r, moves in enumerate(legal) if moves])
             last = self.outcome.moves[-1] if self.outcome.moves else None
             replies = await asyncio.gather(*(
                 self._ask(r, StepRequest(self.step, state, self._observe(state, r), moves,
@@ -192,6 +220,7 @@ class Match:
                                             self._observe(state, r))
                                    for r, p in enumerate(self.players)),
                                  return_exceptions=True)
+            self._tell("stepped", state)
             self.outcome.step_times.append(time.perf_counter() - replied)
         return state
 
@@ -210,5 +239,7 @@ class Match:
         except Exception:  # a player's own failure (even a bug) never ends the match
             log.exception("match %s role %d: the player failed", self.id, role)
             return None, "CE"
+        finally:
+            self.answer_times[role] = time.perf_counter() - sent
         self.outcome.latencies.append(time.perf_counter() - sent)
         return reply, ""
