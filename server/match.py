@@ -121,7 +121,8 @@ class Match:
             "roles": list(self.game.roles), "players": self.specs, "seed": self.seed,
             "startclock": self.startclock, "playclock": self.playclock,
             "tournament": self.tournament, "initial_state": state_text(self.game, state),
-            "description": {"format": self.game.format, "name": self.game.name}})
+            "description": {"format": self.game.format, "name": self.game.name},
+            "rules": self.game.description().get("text")})
         self._tell("begun", state)
         try:
             await self._start_all()
@@ -213,7 +214,8 @@ class Match:
             state = self.game.next_state(state, moves, self.chance_rng)
             # commit before anyone hears of the step: a crash loses at most this step
             await self.records.add_step(self.id, self.step, moves, errors,
-                                        state_text(self.game, state))
+                                        state_text(self.game, state),
+                                        times=self.answer_seconds())
             self.outcome.moves.append(moves)
             self.outcome.errors.append(errors)
             await asyncio.gather(*(p.result(self.step, moves[r], errors[r],
@@ -223,6 +225,10 @@ class Match:
             self._tell("stepped", state)
             self.outcome.step_times.append(time.perf_counter() - replied)
         return state
+
+    def answer_seconds(self) -> list[float | None]:
+        """This step's answer time per role as recorded (0.1 ms; None: not asked)."""
+        return [None if t is None else round(t, 4) for t in self.answer_times]
 
     async def _ask(self, role: int, request: StepRequest) -> tuple[Any, str]:
         """(reply, "") or (None, fault code) for one role; roles that do not act are not asked."""
