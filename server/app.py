@@ -160,9 +160,14 @@ class MatchServer:
         return match
 
     async def _run(self, match: Match) -> MatchOutcome:
+        log.info("match %s started: %s, %s", match.id, match.game.name, " vs ".join(match.specs))
         try:
             return await match.run()
         finally:
+            outcome = match.outcome
+            log.info("match %s %s%s", match.id, outcome.status, ": " + " ".join(
+                f"{r}={p:g}" for r, p in zip(match.game.roles, outcome.payoffs, strict=True))
+                if outcome.payoffs is not None else f" ({outcome.reason})")
             self.matches.pop(match.id, None)
             self.tasks.pop(match.id, None)
             self.finished[match.id] = match.outcome
@@ -264,12 +269,15 @@ class MatchServer:
                     conn = Connection(ws, message["name"], message["token"],
                                       message.get("max_matches", 1))
                     self.lobby.add(conn)
+                    log.info("agent %s logged in from %s", conn.name, _peer(ws))
                     await conn.send(protocol.welcome(conn.name, self.heartbeat))
                     await self.lobby.released()
                     return conn
                 if message["type"] == "rejoin":
                     conn = await self._rejoin(None, ws, message)
                     if conn is not None:
+                        log.info("agent %s rejoined %s from %s", conn.name, message["match"],
+                                 _peer(ws))
                         return conn
                     continue
                 if message["type"] == "ping":
@@ -279,6 +287,7 @@ class MatchServer:
                     await self._control(ws, message)
                     continue
                 if message["type"] in ("watch", "unwatch"):  # a spectator: never logs in
+                    log.info("spectator from %s watches %s", _peer(ws), message["match"])
                     await self.spectators.serve(ws, message, self._control,
                                                 self.max_message_bytes)
                     return None
@@ -387,6 +396,7 @@ class MatchServer:
         task.add_done_callback(self._background.discard)
 
     async def _disconnect(self, conn: Connection) -> None:
+        log.info("agent %s disconnected", conn.name)
         conn.closed = True
         await self.lobby.remove(conn)
         for seat in list(conn.seats):
@@ -403,6 +413,8 @@ class MatchServer:
     async def _control(self, ws: ServerConnection, message: dict[str, Any]) -> None:
         given = message.get("admin_token", "")
         if not hmac.compare_digest(given.encode(), self.admin_token.encode()):
+            log.info("control message %s from %s refused: no admin token", message["type"],
+                     _peer(ws))
             raise ProtocolError("not-allowed", "control messages need the admin token "
                                 "(\"admin_token\")", ref=message["type"])
         kind = message["type"]
@@ -453,3 +465,9 @@ class MatchServer:
         with contextlib.suppress(ConnectionClosed):
             await ws.send(protocol.encode(protocol.finished(match_id, outcome.status,
                                                             outcome.payoffs)))
+
+
+def _peer(ws: ServerConnection) -> str:
+    """host:port of a socket's other end (for the log)."""
+    address = ws.remote_address
+    return f"{address[0]}:{address[1]}" if isinstance(address, tuple) else "?"
