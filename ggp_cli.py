@@ -31,6 +31,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("server.cli:serve_main", "run the websocket match server"),
     "match": ("server.cli:match_main", "play one match on an embedded server"),
     "tournament": ("server.cli:tournament_main", "round-robin tournament with standings"),
+    "client": ("server.client:main",
+               "create, list, watch and abort matches on a running ggp serve"),
     "matches": ("server.cli:matches_main",
                 "recorded matches (list, show, export), tournaments and their standings"),
 }

@@ -122,6 +122,8 @@ def _setup_logging(events: bool = False) -> None:
     if events:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: "
                             "%(message)s", stream=sys.stderr)
+        # its "connection open" lines name no peer; ours name the peer and the agent
+        logging.getLogger("websockets").setLevel(logging.WARNING)
     else:
         logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: "
                             "%(message)s", stream=sys.stderr)
@@ -239,19 +241,22 @@ def match_main(argv: list[str]) -> int:
     return 0 if outcome.status == "completed" else 1
 
 
-def _game_after_players(args: argparse.Namespace) -> None:
-    """``--players A B GAME``: the list took the game; give it back (a game is no spec)."""
-    if args.game is not None:
+def _game_after_players(args: argparse.Namespace, prog: str = "ggp match",
+                        field: str = "game") -> None:
+    """``--players A B GAME``: the list took the game; give it back (a game is no spec).
+    ``field``: the attribute that holds the game."""
+    if getattr(args, field) is not None:
         return
+    usage = f"{prog} GAME --players SPEC..."
     try:
         parse_spec(args.players[-1])
     except GameError:
         if len(args.players) == 1:
-            raise GameError(f"ggp match: no player specs before {args.players[0]!r} "
-                            "(ggp match GAME --players SPEC...)") from None
-        args.game = args.players.pop()
+            raise GameError(f"{prog}: no player specs before {args.players[0]!r} "
+                            f"({usage})") from None
+        setattr(args, field, args.players.pop())
         return
-    raise GameError("ggp match: no game file given (write it first: ggp match GAME --players "
+    raise GameError(f"{prog}: no game file given (write it first: {prog} GAME --players "
                     f"{' '.join(args.players)}); {args.players[-1]!r} is a player spec")
 
 
