@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import REPO, shared_path
 from websockets.sync.client import ClientConnection, connect
 
@@ -153,6 +154,7 @@ def client(server: MatchServer, *args: str, token: str | None = TOKEN) -> list[s
             *(["--token", token] if token else [])]
 
 
+@pytest.mark.slow
 def test_match_and_follow_print_each_step_as_it_is_played(tmp_path: Path) -> None:
     db = tmp_path / "m.sqlite"
     match = Lines("match", str(CONNECT_FOUR), "--players", "ws:alice", "random", "--port", "0",
@@ -189,6 +191,7 @@ def test_match_and_follow_print_each_step_as_it_is_played(tmp_path: Path) -> Non
             follower.stop()
 
 
+@pytest.mark.slow
 def test_client_creates_lists_watches_and_aborts(tmp_path: Path, capsys) -> None:
     with server_thread(tmp_path) as server:
         base = server.url.rstrip("/")
