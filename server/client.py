@@ -25,7 +25,14 @@ from urllib.parse import urlsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from server.cli import DEFAULT_DB, SEED, _check_specs, _game_after_players, _positive
+from server.cli import (
+    DEFAULT_DB,
+    SEED,
+    _check_specs,
+    _columns,
+    _game_after_players,
+    _positive,
+)
 from server.credentials import ENV_ADMIN_TOKEN, admin_token
 from server.live import header_lines, result_line, step_line
 from server.protocol import MATCH_ID_PATTERN
@@ -235,9 +242,7 @@ def _list_text(rows: list[dict[str, Any]]) -> str:
     table = [("match", "game", "step", "players")]
     table += [(str(r.get("match")), str(r.get("game")), str(r.get("step", "")),
                " vs ".join(map(str, r.get("players") or []))) for r in rows]
-    widths = [max(len(row[i]) for row in table) for i in range(3)]
-    return "\n".join("  ".join([c.ljust(w) for c, w in zip(row, widths, strict=False)]
-                               + [row[3]]).rstrip() for row in table)
+    return _columns(table)
 
 
 async def _watch(ws: ClientConnection, args: argparse.Namespace) -> int:
