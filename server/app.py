@@ -114,6 +114,12 @@ class MatchServer:
     def url(self) -> str:
         return f"ws://{self.host}:{self.port}/"
 
+    @property
+    def http_url(self) -> str:
+        """Where the web pages are (``server/web``): the same host and port."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
     async def close(self, reason: str = "server shutdown") -> None:
         """Abort the running matches (recorded), then stop listening."""
         await asyncio.gather(*(self.abort(mid, reason) for mid in list(self.tasks)),
