@@ -45,6 +45,8 @@ BENCHES: dict[str, tuple[str, str]] = {
                "the thesis' random-game tables: baseline and IH beside Gambit's LCP"),
     "cfr": ("solvers.extensive.bench:main", "CFR and CFR+ on Kuhn and Leduc beside OpenSpiel"),
     "server": ("server.bench:main", "many concurrent matches on one match server"),
+    "spectators": ("server.spectator_bench:main",
+                   "a tournament watched by open match pages: page delay, relay with and without"),
     "agent": ("agent.bench:main", "our agent against random or UCT opponents on a game"),
     "fuzz": ("agent.fuzz_bench:main",
              "mutated game files and protocol messages: tracebacks and hangs per format"),

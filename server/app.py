@@ -43,6 +43,7 @@ from server.players.websocket import WsSeat
 from server.protocol import ProtocolError
 from server.records import Records
 from server.spectators import MAX_SPECTATORS, Spectators
+from server.web.http import LOOPBACK_NAMES, WebPages
 from solvers.errors import GameError
 from solvers.playable import PlayableGame
 
@@ -89,6 +90,7 @@ class MatchServer:
         self._finished_seats: dict[str, set[str]] = {}  # the ws seats' names, for rejoins
         self.identities = Identities(records)
         self.spectators = Spectators(records, max_spectators=max_spectators)
+        self.web = WebPages(self.spectators, records, host.lower() in LOOPBACK_NAMES)
         self.agents = dict(agents or {})  # names the operator registers: name -> secret
         self._server: Server | None = None
         self._ids = itertools.count(1)
@@ -101,7 +103,8 @@ class MatchServer:
         try:
             self._server = await serve(self._serve_socket, self.host, self.port,
                                        max_size=FRAME_LIMIT, ping_interval=20,
-                                       ping_timeout=20, max_queue=64, compression=None)
+                                       ping_timeout=20, max_queue=64, compression=None,
+                                       process_request=self.web.process_request)
         except OSError as exc:
             raise GameError(f"cannot listen on {self.host}:{self.port}: "
                             f"{exc.strerror or exc}") from None
@@ -110,6 +113,12 @@ class MatchServer:
     @property
     def url(self) -> str:
         return f"ws://{self.host}:{self.port}/"
+
+    @property
+    def http_url(self) -> str:
+        """Where the web pages are (``server/web``): the same host and port."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
 
     async def close(self, reason: str = "server shutdown") -> None:
         """Abort the running matches (recorded), then stop listening."""

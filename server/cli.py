@@ -195,7 +195,8 @@ async def _serve(records: Records, args: argparse.Namespace, token: str,
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    print(f"serving on {server.url} (database {args.db})", flush=True)
+    print(f"serving on {server.url} (database {args.db}); pages at {server.http_url}",
+          flush=True)
     if token_file is not None:
         print(f"admin token in {token_file} (readable only by you)", flush=True)
     try:

@@ -116,6 +116,7 @@ class Match:
     async def run(self) -> MatchOutcome:
         """Play the match to its end (or abort) and return how it ended; never raises GameError."""
         state = self.game.initial_state(self.chance_rng)
+        self._tell("begun", state)  # before any wait: a spectator may come at once
         await self.records.begin_match({
             "id": self.id, "game": self.game.name, "format": self.game.format,
             "roles": list(self.game.roles), "players": self.specs, "seed": self.seed,
@@ -123,7 +124,6 @@ class Match:
             "tournament": self.tournament, "initial_state": state_text(self.game, state),
             "description": {"format": self.game.format, "name": self.game.name},
             "rules": self.game.description().get("text")})
-        self._tell("begun", state)
         try:
             await self._start_all()
             state = await self._play(state)

@@ -103,13 +103,20 @@ class Feed:
                 "payoffs": self.payoffs, "reason": self.reason}
 
 
-def recorded_watching(record: dict[str, Any]) -> dict[str, Any]:
+def recorded_views(record: dict[str, Any]) -> Callable[[int], dict[str, Any]]:
+    """The view after step ``k`` of a recorded match (0: the initial state; -1: last)."""
+    texts = [record.get("initial_state")] + [s["state"] for s in record["steps"]]
+    grid = detect_grid([f for t in texts if t for f in parse_kif_list(t)]) \
+        if record["format"] == "gdl" else None
+    return lambda k: recorded_view(record["format"], texts[k], grid)
+
+
+def recorded_watching(record: dict[str, Any],
+                      view_at: Callable[[int], dict[str, Any]] | None = None) -> dict[str, Any]:
     """``watching`` for a match known only from the records (finished, or left running
     by another process): times unknown, views from the recorded state texts."""
     steps = record["steps"]
-    texts = [record.get("initial_state")] + [s["state"] for s in steps]
-    grid = detect_grid([f for t in texts if t for f in parse_kif_list(t)]) \
-        if record["format"] == "gdl" else None
+    view_at = view_at or recorded_views(record)
     n_roles = len(record["roles"])
     return {"type": "watching", "match": record["id"],
             "game": {"name": record["game"], "format": record["format"]},
@@ -120,7 +127,7 @@ def recorded_watching(record: dict[str, Any]) -> dict[str, Any]:
             "step": len(steps), "clock": None,
             "history": [{"step": s["step"], "moves": s["moves"], "errors": s["errors"],
                          "times": [None] * n_roles, "at": s["time"]} for s in steps],
-            "view": recorded_view(record["format"], texts[-1], grid),
+            "view": view_at(-1),
             "payoffs": record["payoffs"], "reason": record.get("reason")}
 
 
@@ -307,19 +314,28 @@ class Spectators:
         if len(spectator.watching) >= MAX_WATCHED:
             raise ProtocolError("too-many", f"a spectator watches at most {MAX_WATCHED} "
                                 "matches at once (unwatch one)", match_id, "watch")
+        snapshot = await self.snapshot(match_id)
+        if snapshot is None:
+            raise ProtocolError("unknown-match", f"no match {match_id!r}", match_id, "watch")
+        spectator.offer(protocol.encode(snapshot[0]))
+        feed = self.feeds.get(match_id)  # (no wait since the snapshot: no step missed)
+        if feed is not None and feed.status not in ("completed", "aborted"):
+            feed.watchers.add(spectator)
+            spectator.watching.add(match_id)
+
+    async def snapshot(self, match_id: str
+                       ) -> tuple[dict[str, Any], Callable[[int], dict[str, Any]]] | None:
+        """A match for the pages: its ``watching`` message and the view after any step
+        (from memory, else from the records); None when there is no such match."""
         feed = self.feeds.get(match_id)
         if feed is not None:
-            spectator.offer(protocol.encode(feed.watching()))
-            if feed.status not in ("completed", "aborted"):
-                feed.watchers.add(spectator)
-                spectator.watching.add(match_id)
-            return
+            return feed.watching(), feed.view
         try:
             record = await asyncio.to_thread(self.records.get_match, match_id)
         except GameError:
-            raise ProtocolError("unknown-match", f"no match {match_id!r}", match_id,
-                                "watch") from None
-        spectator.offer(protocol.encode(recorded_watching(record)))
+            return None
+        view_at = recorded_views(record)
+        return recorded_watching(record, view_at), view_at
 
     async def close(self) -> None:
         for spectator in list(self.sockets):

@@ -260,22 +260,29 @@ class _RecordedGame:
     roles: tuple[str, ...]
 
 
-def recorded_standings(tournament: dict[str, Any],
-                       matches: Sequence[dict[str, Any]]) -> list[Standing]:
-    """The standings of a recorded tournament (``Records.get_tournament``) from its
-    recorded matches, scored as when it ran: its schedule is rebuilt from the saved
-    configuration, and each match is found by its seed. Matches that never started
-    (a tournament stopped early) are left out."""
+def recorded_pairings(tournament: dict[str, Any], matches: Sequence[dict[str, Any]]
+                      ) -> tuple[list[str], list[Pairing], list[dict[str, Any] | None]]:
+    """A recorded tournament's entrant names, its schedule rebuilt from the saved
+    configuration (games with a recorded match only: the others' roles are unknown) and
+    for each pairing its recorded match (found by its seed) or None."""
     config = tournament["config"]
     roles = {m["game"]: tuple(m["roles"]) for m in matches}
     games = [_RecordedGame(name, roles[name]) for name in config["games"] if name in roles]
     fill = config.get("fill")
     entrants = list(config["players"]) + ([fill] if fill is not None else [])
     by_seed = {m["seed"]: m for m in matches}
-    played = [(p, by_seed[p.seed]) for p in schedule(games, len(config["players"]),
-                                                      config["rounds"], config["swap_roles"],
-                                                      config["seed"], fill is not None)
-              if p.seed in by_seed]
+    pairings = schedule(games, len(config["players"]), config["rounds"],
+                        config["swap_roles"], config["seed"], fill is not None)
+    return entrant_names(entrants), pairings, [by_seed.get(p.seed) for p in pairings]
+
+
+def recorded_standings(tournament: dict[str, Any],
+                       matches: Sequence[dict[str, Any]]) -> list[Standing]:
+    """The standings of a recorded tournament (``Records.get_tournament``) from its
+    recorded matches, scored as when it ran (:func:`recorded_pairings`). Matches that
+    never started (a tournament stopped early) are left out."""
+    names, pairings, recorded = recorded_pairings(tournament, matches)
+    played = [(p, m) for p, m in zip(pairings, recorded, strict=True) if m is not None]
     outcomes = [MatchOutcome(m["id"], m["status"], m["payoffs"], m["reason"])
                 for _, m in played]
-    return standings([p for p, _ in played], outcomes, entrant_names(entrants))
+    return standings([p for p, _ in played], outcomes, names)
