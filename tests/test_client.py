@@ -17,6 +17,7 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -201,6 +202,8 @@ def test_client_creates_lists_watches_and_aborts(tmp_path: Path, capsys) -> None
         match_id = created["match"]
         assert created["url"] == f"http://127.0.0.1:{server.port}/matches/{match_id}"
         assert created["roles"] == ["red", "black"]
+        with urllib.request.urlopen(created["url"], timeout=WAIT) as page:  # wip/web's page
+            assert page.status == 200 and match_id in page.read().decode()
         watcher = Lines("client", "--server", base, "watch", match_id)
         try:
             listed: list[str] = []
