@@ -373,3 +373,19 @@ def test_a_database_from_before_times_and_rules_still_opens(tmp_path: Path, caps
     assert "gameRulesheet" not in export and export["answerTimes"][0] is None
     assert ggp(["matches", "show", match_id, "--follow", "--json", "--db", str(db)]) == 1
     assert "--follow goes with" in capsys.readouterr().err
+
+
+def test_match_json_keeps_stdout_for_the_json(tmp_path: Path, capsys) -> None:
+    """``--json``: the JSON alone on stdout, the step lines on stderr; ``--quiet``: none."""
+    db = tmp_path / "j.sqlite"
+    assert ggp(["match", str(CONNECT_FOUR), "--players", "first", "random", "--db", str(db),
+                "--json", "--seed", "2"]) == 0
+    captured = capsys.readouterr()
+    result = json.loads(captured.out)
+    assert set(result) == {"match", "game", "roles", "players", "status", "payoffs",
+                           "reason", "moves", "errors"}
+    assert captured.err.splitlines() == recorded_lines(db, result["match"])[:-1]
+    assert ggp(["match", str(CONNECT_FOUR), "--players", "first", "random", "--db", str(db),
+                "--json", "--quiet", "--seed", "2"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and json.loads(captured.out)["moves"] == result["moves"]
