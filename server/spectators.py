@@ -114,7 +114,7 @@ def recorded_views(record: dict[str, Any]) -> Callable[[int], dict[str, Any]]:
 def recorded_watching(record: dict[str, Any],
                       view_at: Callable[[int], dict[str, Any]] | None = None) -> dict[str, Any]:
     """``watching`` for a match known only from the records (finished, or left running
-    by another process): times unknown, views from the recorded state texts."""
+    by another process): times as recorded, views from the recorded state texts."""
     steps = record["steps"]
     view_at = view_at or recorded_views(record)
     n_roles = len(record["roles"])
@@ -126,7 +126,7 @@ def recorded_watching(record: dict[str, Any],
             "playclock": record["playclock"], "started": record["started"],
             "step": len(steps), "clock": None,
             "history": [{"step": s["step"], "moves": s["moves"], "errors": s["errors"],
-                         "times": [None] * n_roles, "at": s["time"]} for s in steps],
+                         "times": s.get("times") or [None] * n_roles, "at": s["time"]} for s in steps],
             "view": view_at(-1),
             "payoffs": record["payoffs"], "reason": record.get("reason")}
 

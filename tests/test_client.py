@@ -389,3 +389,25 @@ def test_match_json_keeps_stdout_for_the_json(tmp_path: Path, capsys) -> None:
                 "--json", "--quiet", "--seed", "2"]) == 0
     captured = capsys.readouterr()
     assert captured.err == "" and json.loads(captured.out)["moves"] == result["moves"]
+
+
+def test_a_match_watched_from_the_records_keeps_its_times(tmp_path: Path, capsys) -> None:
+    """A server that no longer holds a match (restarted) answers ``watch`` from the
+    records: ``ggp client watch`` prints the same lines, answer times included."""
+    db = tmp_path / "w.sqlite"
+    assert ggp(["match", str(CONNECT_FOUR), "--players", "first", "random", "--db", str(db),
+                "--quiet"]) == 0
+    match_id = capsys.readouterr().out.split()[1].rstrip(":")
+
+    async def watch() -> None:
+        records = Records(db)
+        try:
+            async with MatchServer(records, port=0) as server:
+                await asyncio.to_thread(ggp, ["client", "--server", server.url.rstrip("/"),
+                                              "watch", match_id])
+        finally:
+            records.close()
+
+    asyncio.run(watch())
+    lines = capsys.readouterr().out.splitlines()
+    assert lines == recorded_lines(db, match_id) and " s" in lines[2]
