@@ -87,7 +87,9 @@ class WsAgent:
                 return
             log.error("server refused %s: %s %s", message.get("ref"), code,
                       message.get("message"))
-        elif kind not in ("welcome", "step", "pong"):
+        elif kind == "welcome":
+            log.info("logged in as %s", message.get("name"))
+        elif kind not in ("step", "pong"):
             log.warning("ignored message type %r", kind)
 
     async def _offer(self, message: dict[str, Any], received: float) -> None:
@@ -183,6 +185,7 @@ async def run_client(url: str, name: str, gamer: Gamer, *, token: str | None = N
             delay = min(2 * delay, MAX_DELAY)
             continue
         delay = FIRST_DELAY
+        log.info("connected to %s", url)
         async with ws:
             async def send(message: dict[str, Any], ws=ws) -> None:
                 try:

@@ -42,6 +42,8 @@ from server.players.spec import parse_spec
 from server.players.websocket import WsSeat
 from server.protocol import ProtocolError
 from server.records import Records
+from server.spectators import MAX_SPECTATORS, Spectators
+from server.web.http import LOOPBACK_NAMES, WebPages
 from solvers.errors import GameError
 from solvers.playable import PlayableGame
 
@@ -62,7 +64,8 @@ class MatchServer:
                  seat_wait: float = 30.0, admin_token: str | None = None,
                  grace: float = GRACE, max_running: int = 64, max_agents: int = 8,
                  http_allow: Sequence[str] = LOOPBACK,
-                 agents: dict[str, str] | None = None) -> None:
+                 agents: dict[str, str] | None = None,
+                 max_spectators: int = MAX_SPECTATORS) -> None:
         self.records = records
         self.host = host
         self.port = port
@@ -86,6 +89,8 @@ class MatchServer:
         self.finished: OrderedDict[str, MatchOutcome] = OrderedDict()
         self._finished_seats: dict[str, set[str]] = {}  # the ws seats' names, for rejoins
         self.identities = Identities(records)
+        self.spectators = Spectators(records, max_spectators=max_spectators)
+        self.web = WebPages(self.spectators, records, host.lower() in LOOPBACK_NAMES)
         self.agents = dict(agents or {})  # names the operator registers: name -> secret
         self._server: Server | None = None
         self._ids = itertools.count(1)
@@ -98,7 +103,8 @@ class MatchServer:
         try:
             self._server = await serve(self._serve_socket, self.host, self.port,
                                        max_size=FRAME_LIMIT, ping_interval=20,
-                                       ping_timeout=20, max_queue=64, compression=None)
+                                       ping_timeout=20, max_queue=64, compression=None,
+                                       process_request=self.web.process_request)
         except OSError as exc:
             raise GameError(f"cannot listen on {self.host}:{self.port}: "
                             f"{exc.strerror or exc}") from None
@@ -108,12 +114,19 @@ class MatchServer:
     def url(self) -> str:
         return f"ws://{self.host}:{self.port}/"
 
+    @property
+    def http_url(self) -> str:
+        """Where the web pages are (``server/web``): the same host and port."""
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}/"
+
     async def close(self, reason: str = "server shutdown") -> None:
         """Abort the running matches (recorded), then stop listening."""
         await asyncio.gather(*(self.abort(mid, reason) for mid in list(self.tasks)),
                              return_exceptions=True)
         for task in list(self._background):
             task.cancel()
+        await self.spectators.close()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -149,15 +162,21 @@ class MatchServer:
         match = Match(self.new_match_id(game), game, players, player_specs, self.records,
                       startclock=startclock, playclock=playclock, seed=seed,
                       tournament=tournament, grace=self.grace)
+        match.listener = self.spectators
         self.matches[match.id] = match
         task = asyncio.create_task(self._run(match), name=f"match {match.id}")
         self.tasks[match.id] = task
         return match
 
     async def _run(self, match: Match) -> MatchOutcome:
+        log.info("match %s started: %s, %s", match.id, match.game.name, " vs ".join(match.specs))
         try:
             return await match.run()
         finally:
+            outcome = match.outcome
+            log.info("match %s %s%s", match.id, outcome.status, ": " + " ".join(
+                f"{r}={p:g}" for r, p in zip(match.game.roles, outcome.payoffs, strict=True))
+                if outcome.payoffs is not None else f" ({outcome.reason})")
             self.matches.pop(match.id, None)
             self.tasks.pop(match.id, None)
             self.finished[match.id] = match.outcome
@@ -259,12 +278,15 @@ class MatchServer:
                     conn = Connection(ws, message["name"], message["token"],
                                       message.get("max_matches", 1))
                     self.lobby.add(conn)
+                    log.info("agent %s logged in from %s", conn.name, _peer(ws))
                     await conn.send(protocol.welcome(conn.name, self.heartbeat))
                     await self.lobby.released()
                     return conn
                 if message["type"] == "rejoin":
                     conn = await self._rejoin(None, ws, message)
                     if conn is not None:
+                        log.info("agent %s rejoined %s from %s", conn.name, message["match"],
+                                 _peer(ws))
                         return conn
                     continue
                 if message["type"] == "ping":
@@ -273,6 +295,11 @@ class MatchServer:
                 if message["type"] in ("create", "abort", "list"):
                     await self._control(ws, message)
                     continue
+                if message["type"] in ("watch", "unwatch"):  # a spectator: never logs in
+                    log.info("spectator from %s watches %s", _peer(ws), message["match"])
+                    await self.spectators.serve(ws, message, self._control,
+                                                self.max_message_bytes)
+                    return None
                 raise ProtocolError("not-logged-in", "say hello (or rejoin) first",
                                     ref=message["type"])
             except ProtocolError as exc:
@@ -298,6 +325,9 @@ class MatchServer:
                 await self._rejoin(conn, conn.ws, message)
             elif kind == "hello":
                 raise ProtocolError("already-logged-in", "this connection is logged in")
+            elif kind in ("watch", "unwatch"):
+                raise ProtocolError("spectator", "watch from a connection that is not "
+                                    "logged in (spectators never log in)", ref=kind)
             else:
                 await self._control(conn.ws, message)
         except ProtocolError as exc:
@@ -375,6 +405,7 @@ class MatchServer:
         task.add_done_callback(self._background.discard)
 
     async def _disconnect(self, conn: Connection) -> None:
+        log.info("agent %s disconnected", conn.name)
         conn.closed = True
         await self.lobby.remove(conn)
         for seat in list(conn.seats):
@@ -391,6 +422,8 @@ class MatchServer:
     async def _control(self, ws: ServerConnection, message: dict[str, Any]) -> None:
         given = message.get("admin_token", "")
         if not hmac.compare_digest(given.encode(), self.admin_token.encode()):
+            log.info("control message %s from %s refused: no admin token", message["type"],
+                     _peer(ws))
             raise ProtocolError("not-allowed", "control messages need the admin token "
                                 "(\"admin_token\")", ref=message["type"])
         kind = message["type"]
@@ -441,3 +474,9 @@ class MatchServer:
         with contextlib.suppress(ConnectionClosed):
             await ws.send(protocol.encode(protocol.finished(match_id, outcome.status,
                                                             outcome.payoffs)))
+
+
+def _peer(ws: ServerConnection) -> str:
+    """host:port of a socket's other end (for the log)."""
+    address = ws.remote_address
+    return f"{address[0]}:{address[1]}" if isinstance(address, tuple) else "?"

@@ -28,12 +28,14 @@ from server.credentials import (
     read_agents_file,
     write_private,
 )
+from server.export import export_match, export_tournament
+from server.live import Listeners, StepPrinter, follow, header_lines, result_line, step_lines
 from server.match import MatchOutcome
 from server.payoff_range import format_ranges
 from server.players.http import LOOPBACK, HttpAllowList
 from server.players.spec import parse_spec
 from server.protocol import MAX_SEED
-from server.records import Records, ggp_base_json
+from server.records import Records
 from server.tournament import (
     ProgressBar,
     TournamentResult,
@@ -116,9 +118,17 @@ def _http_allowed(specs: Sequence[str]) -> list[str]:
     return allowed
 
 
-def _setup_logging() -> None:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s",
-                        stream=sys.stderr)
+def _setup_logging(events: bool = False) -> None:
+    """Warnings and errors on stderr; ``events`` (``ggp serve``): also one timed line per
+    connection, login, match start and match end."""
+    if events:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: "
+                            "%(message)s", stream=sys.stderr)
+        # its "connection open" lines name no peer; ours name the peer and the agent
+        logging.getLogger("websockets").setLevel(logging.WARNING)
+    else:
+        logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: "
+                            "%(message)s", stream=sys.stderr)
 
 
 # --- ggp serve ---
@@ -159,7 +169,7 @@ def serve_main(argv: list[str]) -> int:
     HttpAllowList(args.allow_http)  # a malformed entry is a usage error, before anything starts
     token = admin_token(args.admin_token)
     agents = read_agents_file(args.agents) if args.agents else {}
-    _setup_logging()
+    _setup_logging(events=True)
     records = Records(args.db)
     token_file = None
     try:
@@ -187,7 +197,8 @@ async def _serve(records: Records, args: argparse.Namespace, token: str,
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    print(f"serving on {server.url} (database {args.db})", flush=True)
+    print(f"serving on {server.url} (database {args.db}); pages at {server.http_url}",
+          flush=True)
     if token_file is not None:
         print(f"admin token in {token_file} (readable only by you)", flush=True)
     try:
@@ -201,7 +212,8 @@ async def _serve(records: Records, args: argparse.Namespace, token: str,
 
 def match_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ggp match", description="play one match on an "
-                                     "embedded server; print the move log and the result")
+                                     "embedded server; print each step as it is played "
+                                     "(moves, answer times, faults), then the result")
     parser.add_argument("game", nargs="?", help="game file (.kif, .efg, tree-format .txt, "
                         ".osposg); before or after the options")
     parser.add_argument("--players", nargs="+", required=True, metavar="SPEC",
@@ -211,6 +223,8 @@ def match_main(argv: list[str]) -> int:
                         help="the embedded server's port, where ws:NAME agents connect "
                         "(default 0: any free port, printed)")
     _clock_args(parser)
+    parser.add_argument("--quiet", action="store_true", help="no step lines while it plays "
+                        "(text: the whole log at the end; --json: only the JSON)")
     args = parser.parse_intermixed_args(argv)
     _game_after_players(args)
     _setup_logging()
@@ -223,24 +237,29 @@ def match_main(argv: list[str]) -> int:
         records.close()
     if args.json:
         print(json.dumps(_outcome_json(game, args.players, outcome)))
-    else:
+    elif args.quiet:
         print(_match_log(game, args.players, outcome))
+    else:  # the header and the steps were printed as they happened
+        print(result_line(game.roles, outcome.status, outcome.payoffs, outcome.reason))
     return 0 if outcome.status == "completed" else 1
 
 
-def _game_after_players(args: argparse.Namespace) -> None:
-    """``--players A B GAME``: the list took the game; give it back (a game is no spec)."""
-    if args.game is not None:
+def _game_after_players(args: argparse.Namespace, prog: str = "ggp match",
+                        field: str = "game") -> None:
+    """``--players A B GAME``: the list took the game; give it back (a game is no spec).
+    ``field``: the attribute that holds the game."""
+    if getattr(args, field) is not None:
         return
+    usage = f"{prog} GAME --players SPEC..."
     try:
         parse_spec(args.players[-1])
     except GameError:
         if len(args.players) == 1:
-            raise GameError(f"ggp match: no player specs before {args.players[0]!r} "
-                            "(ggp match GAME --players SPEC...)") from None
-        args.game = args.players.pop()
+            raise GameError(f"{prog}: no player specs before {args.players[0]!r} "
+                            f"({usage})") from None
+        setattr(args, field, args.players.pop())
         return
-    raise GameError("ggp match: no game file given (write it first: ggp match GAME --players "
+    raise GameError(f"{prog}: no game file given (write it first: {prog} GAME --players "
                     f"{' '.join(args.players)}); {args.players[-1]!r} is a player spec")
 
 
@@ -250,8 +269,12 @@ async def _one_match(records: Records, game: PlayableGame,
                            http_allow=_http_allowed(args.players)) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
-        return await server.play_match(game, args.players, startclock=args.startclock,
-                                       playclock=args.playclock, seed=args.seed)
+        match = server.create_match(game, args.players, startclock=args.startclock,
+                                    playclock=args.playclock, seed=args.seed)
+        if not args.quiet:  # live: the log itself, or beside --json on stderr
+            match.listener = Listeners(match.listener,
+                                       StepPrinter(sys.stderr if args.json else sys.stdout))
+        return await server.tasks[match.id]
 
 
 def _outcome_json(game: PlayableGame, players: Sequence[str],
@@ -263,36 +286,21 @@ def _outcome_json(game: PlayableGame, players: Sequence[str],
 
 
 def _match_log(game: PlayableGame, players: Sequence[str], outcome: MatchOutcome) -> str:
-    lines = [f"match {outcome.match}: {game.name}",
-             "seats: " + ", ".join(f"{r}={p}" for r, p in zip(game.roles, players, strict=True))]
+    lines = header_lines(outcome.match, game.name, game.roles, players)
     lines += _step_lines(list(game.roles), outcome.moves, outcome.errors, outcome.percepts)
-    lines.append(_result_line(list(game.roles), outcome.status, outcome.payoffs, outcome.reason))
+    lines.append(result_line(game.roles, outcome.status, outcome.payoffs, outcome.reason))
     return "\n".join(lines)
 
 
 def _step_lines(roles: list[str], moves: list[list[str | None]], errors: list[list[str]],
-                percepts: Sequence[list[list[str]] | None] = ()) -> list[str]:
-    """One line per step (the organiser's view: every move); in a GDL-II match each
-    step's percepts follow on a line of their own."""
-    lines = []
-    for step, (joint, faults) in enumerate(zip(moves, errors, strict=True), start=1):
-        parts = [f"{role} {move}" + (f" [{fault}]" if fault else "")
-                 for role, move, fault in zip(roles, joint, faults, strict=True)
-                 if move is not None]
-        lines.append(f"step {step}: " + " | ".join(parts))
-        seen = percepts[step - 1] if step <= len(percepts) else None
-        if seen is not None:
-            lines.append("  sees: " + " | ".join(
-                f"{role} {' '.join(p) or '-'}" for role, p in zip(roles, seen, strict=True)))
-    return lines
-
-
-def _result_line(roles: list[str], status: str, payoffs: list[float] | None,
-                 reason: str | None) -> str:
-    if status == "completed" and payoffs is not None:
-        return "result: " + " ".join(f"{r}={p:g}" for r, p in zip(roles, payoffs, strict=True)) \
-            + (f" ({reason})" if reason else "")
-    return f"result: {status}" + (f" ({reason})" if reason else "")
+                percepts: Sequence[list[list[str]] | None] = (),
+                times: Sequence[list[float | None] | None] = ()) -> list[str]:
+    """Every step's lines (the organiser's view: every move, and in a GDL-II match every
+    role's percepts)."""
+    return [line for step, (joint, faults) in enumerate(zip(moves, errors, strict=True), start=1)
+            for line in step_lines(step, roles, joint, faults,
+                                   times[step - 1] if step <= len(times) else None,
+                                   percepts[step - 1] if step <= len(percepts) else None)]
 
 
 # --- ggp tournament ---
@@ -368,8 +376,9 @@ async def _tournament(records: Records, games: list[PlayableGame],
 
 MATCHES_ACTIONS = {
     "list": "recent matches, newest first (default)",
-    "show": "one match's moves and result (ID: a match id)",
-    "export": "one match in ggp-base's match JSON (ID: a match id)",
+    "show": "one match's moves and result (ID: a match id; --follow: live, as it is played)",
+    "export": "one match in ggp-base's match JSON with its rules and states (ID: a match id; "
+              "or --tournament ID: all of its matches)",
     "tournaments": "recorded tournaments, newest first",
     "standings": "a tournament's standings again (ID: a tournament id)",
 }
@@ -383,21 +392,66 @@ def matches_main(argv: list[str]) -> int:
     parser.add_argument("id", nargs="?", help="match id (show, export) or tournament id "
                         "(standings)")
     parser.add_argument("--db", default=DEFAULT_DB, help=f"match database (default {DEFAULT_DB})")
-    parser.add_argument("--tournament", default=None, help="list only this tournament's matches")
+    parser.add_argument("--tournament", default=None, help="list (export) only this "
+                        "tournament's matches")
+    parser.add_argument("--follow", action="store_true", help="show: print each step as "
+                        "the match's server records it, until the match ends (Ctrl-C stops)")
+    parser.add_argument("--out", default=None, metavar="DIR", help="export: write one "
+                        "MATCH_ID.json per match into this folder instead of printing")
     parser.add_argument("--limit", type=bounded_int(1, 10**9), default=100,
                         help="list at most this many (default 100)")
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     args = parser.parse_args(argv)
-    if args.action in ("show", "export", "standings") and not args.id:
-        what = "tournament" if args.action == "standings" else "match"
-        raise GameError(f"ggp matches {args.action} needs a {what} id")
+    _check_matches_args(args)
     if not Path(args.db).exists():
         raise GameError(f"{args.db}: no match database here (use --db FILE)")
     records = Records(args.db)
     try:
+        if args.follow:
+            return _follow(records, args.id)
+        if args.out is not None:
+            return _export_files(records, args)
         print(_matches_output(records, args))
     finally:
         records.close()
+    return 0
+
+
+def _check_matches_args(args: argparse.Namespace) -> None:
+    exports_tournament = args.action == "export" and args.tournament and not args.id
+    if args.action in ("show", "export", "standings") and not args.id \
+            and not exports_tournament:
+        what = "tournament" if args.action == "standings" else "match"
+        raise GameError(f"ggp matches {args.action} needs a {what} id")
+    if args.follow and (args.action != "show" or args.json):
+        raise GameError("--follow goes with 'ggp matches show ID' (text, not --json)")
+    if args.out is not None and args.action != "export":
+        raise GameError("--out goes with 'ggp matches export'")
+
+
+def _follow(records: Records, match: str) -> int:
+    """Print a match's lines as they are recorded; 0 if it completed, else 1."""
+    for line in follow(records, match):
+        print(line, flush=True)
+    return 0 if records.match_status(match)[0] == "completed" else 1
+
+
+def _exports(records: Records, args: argparse.Namespace) -> list[dict[str, Any]]:
+    if args.id:
+        return [export_match(records, args.id)]
+    return export_tournament(records, args.tournament)
+
+
+def _export_files(records: Records, args: argparse.Namespace) -> int:
+    folder = Path(args.out)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        exports = _exports(records, args)
+        for export in exports:  # match ids are file-name safe (the protocol's pattern)
+            (folder / f"{export['matchId']}.json").write_text(json.dumps(export, indent=1))
+    except OSError as exc:
+        raise GameError(f"--out {args.out}: {exc.strerror or exc}") from None
+    print(f"{len(exports)} match{'es' if len(exports) != 1 else ''} written to {folder}")
     return 0
 
 
@@ -409,7 +463,8 @@ def _matches_output(records: Records, args: argparse.Namespace) -> str:
         record = records.get_match(args.id)
         return json.dumps(record) if args.json else _show_text(record)
     if args.action == "export":
-        return json.dumps(ggp_base_json(records.get_match(args.id)), indent=1)
+        exports = _exports(records, args)
+        return json.dumps(exports[0] if args.id else exports, indent=1)
     if args.action == "tournaments":
         rows = records.list_tournaments(args.limit)
         return json.dumps(rows) if args.json else _tournaments_text(rows)
@@ -468,14 +523,14 @@ def _columns(table: list[tuple[str, ...]]) -> str:
 
 def _show_text(record: dict[str, Any]) -> str:
     roles = record["roles"]
-    lines = [f"match {record['id']}: {record['game']} ({record['format']}), seed {record['seed']},"
-             f" clocks {record['startclock']:g}/{record['playclock']:g}",
-             "seats: " + ", ".join(f"{r}={p}" for r, p in zip(roles, record["players"],
-                                                              strict=True))]
+    lines = header_lines(record["id"], record["game"], roles, record["players"])
+    lines[0] += (f" ({record['format']}), seed {record['seed']}, clocks "
+                 f"{record['startclock']:g}/{record['playclock']:g}")
     if record["tournament"]:
         lines.append(f"tournament: {record['tournament']}")
     lines += _step_lines(roles, [s["moves"] for s in record["steps"]],
                          [s["errors"] for s in record["steps"]],
-                         [s.get("percepts") for s in record["steps"]])
-    lines.append(_result_line(roles, record["status"], record["payoffs"], record["reason"]))
+                         [s.get("percepts") for s in record["steps"]],
+                         [s["times"] for s in record["steps"]])
+    lines.append(result_line(roles, record["status"], record["payoffs"], record["reason"]))
     return "\n".join(lines)

@@ -32,7 +32,7 @@ import random
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from server.gdl2 import SeatViews, is_gdl2
 from server.players.base import Player, PlayerGone, SeatInfo, SeatUnfilled, StepRequest
@@ -62,6 +62,19 @@ class MatchOutcome:
 
 class MatchAborted(Exception):
     """Raised into a running match to abort it (the reason is recorded)."""
+
+
+class MatchListener(Protocol):
+    """Who follows a match as it happens (the server's spectators): told after the fact,
+    synchronously; a listener must never block or raise (the match would wait)."""
+
+    def begun(self, match: Match, state: State) -> None: ...
+
+    def turn(self, match: Match, acting: list[int]) -> None: ...
+
+    def stepped(self, match: Match, state: State) -> None: ...
+
+    def ended(self, match: Match) -> None: ...
 
 
 def state_text(game: PlayableGame, state: State) -> str:
@@ -101,6 +114,8 @@ class Match:
         self.views = SeatViews(game) if is_gdl2(game) else None
         self.abort_reason: str | None = None
         self.outcome = MatchOutcome(match_id, "running", None)
+        self.listener: MatchListener | None = None
+        self.answer_times: list[float | None] = []  # this step's, per role (None: not asked)
 
     def seat(self, role: int) -> SeatInfo:
         return SeatInfo(self.id, self.game, role, self.startclock, self.playclock, self.seed)
@@ -108,12 +123,14 @@ class Match:
     async def run(self) -> MatchOutcome:
         """Play the match to its end (or abort) and return how it ended; never raises GameError."""
         state = self.game.initial_state(self.chance_rng)
+        self._tell("begun", state)  # before any wait: a spectator may come at once
         await self.records.begin_match({
             "id": self.id, "game": self.game.name, "format": self.game.format,
             "roles": list(self.game.roles), "players": self.specs, "seed": self.seed,
             "startclock": self.startclock, "playclock": self.playclock,
             "tournament": self.tournament, "initial_state": state_text(self.game, state),
-            "description": {"format": self.game.format, "name": self.game.name}})
+            "description": {"format": self.game.format, "name": self.game.name},
+            "rules": self.game.description().get("text")})
         try:
             await self._start_all()
             state = await self._play(state)
@@ -135,8 +152,18 @@ class Match:
             log.exception("match %s failed", self.id)
             await self._record_abort(f"internal error: {type(exc).__name__}: {exc}", True)
         finally:
+            self._tell("ended")
             await asyncio.gather(*(p.close() for p in self.players), return_exceptions=True)
         return self.outcome
+
+    def _tell(self, event: str, *args: Any) -> None:
+        """Tell the listener; its failure is logged and costs the match nothing."""
+        if self.listener is None:
+            return
+        try:
+            getattr(self.listener, event)(self, *args)
+        except Exception:
+            log.exception("match %s: the listener failed on %s", self.id, event)
 
     def _payoffs(self, state: State) -> tuple[list[float], str | None]:
         """The payoffs, and a note when the game leaves them ill-defined at its end
@@ -188,6 +215,8 @@ class Match:
             if not any(legal):
                 raise GameError(f"step {self.step}: no role has a legal move")
             fallback = [self.fault_rng.choice(moves) if moves else None for moves in legal]
+            self.answer_times = [None] * len(legal)
+            self._tell("turn", [r for r, moves in enumerate(legal) if moves])
             last = self._last_joint()
             replies = await asyncio.gather(*(
                 self._ask(r, StepRequest(self.step, state, self._observe(state, r), moves,
@@ -205,7 +234,8 @@ class Match:
             percepts = None if self.views is None else self.views.advance(before, state)
             # commit before anyone hears of the step: a crash loses at most this step
             await self.records.add_step(self.id, self.step, moves, errors,
-                                        state_text(self.game, state), percepts)
+                                        state_text(self.game, state), percepts,
+                                        times=self.answer_seconds())
             self.outcome.moves.append(moves)
             self.outcome.errors.append(errors)
             if percepts is not None:
@@ -214,8 +244,13 @@ class Match:
                                             self._observe(state, r))
                                    for r, p in enumerate(self.players)),
                                  return_exceptions=True)
+            self._tell("stepped", state)
             self.outcome.step_times.append(time.perf_counter() - replied)
         return state
+
+    def answer_seconds(self) -> list[float | None]:
+        """This step's answer time per role as recorded (0.1 ms; None: not asked)."""
+        return [None if t is None else round(t, 4) for t in self.answer_times]
 
     async def _ask(self, role: int, request: StepRequest) -> tuple[Any, str]:
         """(reply, "") or (None, fault code) for one role; roles that do not act are not asked."""
@@ -232,5 +267,7 @@ class Match:
         except Exception:  # a player's own failure (even a bug) never ends the match
             log.exception("match %s role %d: the player failed", self.id, role)
             return None, "CE"
+        finally:
+            self.answer_times[role] = time.perf_counter() - sent
         self.outcome.latencies.append(time.perf_counter() - sent)
         return reply, ""

@@ -15,15 +15,18 @@ matches share one commit per batch while each step is still durable before the
 match goes on.
 
 Tables: ``matches`` (one row per match, status ``running`` | ``completed`` |
-``aborted``), ``steps`` (one row per step: moves, errors, the state after it, and in
-GDL-II matches every role's percepts after it),
-``tournaments`` (configuration and final standings), ``agents`` (each registered agent
-name with a salted hash of its secret, never the secret: ``server/credentials.py``).
+``aborted``), ``steps`` (one row per step: moves, errors, the state after it, each
+role's answer time, and in GDL-II matches every role's percepts after it), ``games``
+(each game's rules text once, keyed by its SHA-1, which ``matches.game_hash`` names:
+exports embed the rules), ``tournaments`` (configuration and final standings),
+``agents`` (each registered agent name with a salted hash of its secret, never the
+secret: ``server/credentials.py``).
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import queue
@@ -58,7 +61,14 @@ CREATE TABLE IF NOT EXISTS matches (
     description TEXT,
     started REAL NOT NULL,
     finished REAL,
-    owner TEXT
+    owner TEXT,
+    game_hash TEXT
+);
+CREATE TABLE IF NOT EXISTS games (
+    hash TEXT PRIMARY KEY,
+    format TEXT NOT NULL,
+    name TEXT NOT NULL,
+    text TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS steps (
     match TEXT NOT NULL REFERENCES matches(id),
@@ -68,6 +78,7 @@ CREATE TABLE IF NOT EXISTS steps (
     state TEXT,
     time REAL NOT NULL,
     percepts TEXT,
+    times TEXT,
     PRIMARY KEY (match, step)
 );
 CREATE TABLE IF NOT EXISTS tournaments (
@@ -142,9 +153,10 @@ class Records:
             db.execute("PRAGMA synchronous=NORMAL")
             db.execute("PRAGMA busy_timeout=5000")
             db.executescript(SCHEMA)
-            # databases from before owners, and from before GDL-II percepts
+            # databases from before owners, GDL-II percepts, stored rules and answer times
             for table, column in (("matches", "owner"), ("tournaments", "owner"),
-                                  ("steps", "percepts")):
+                                  ("steps", "percepts"), ("matches", "game_hash"),
+                                  ("steps", "times")):
                 columns = {row[1] for row in db.execute(f"PRAGMA table_info({table})")}
                 if column not in columns:
                     db.execute(f"ALTER TABLE {table} ADD COLUMN {column} TEXT")
@@ -229,21 +241,28 @@ class Records:
     # --- writes (committed by the worker, in batches) ---
 
     def _begin_match(self, row: dict[str, Any]) -> None:
+        rules = row.get("rules")  # the game's text, stored once per distinct game
+        game_hash = None if rules is None else rules_hash(rules)
+        if rules is not None:
+            self._conn.execute("INSERT OR IGNORE INTO games (hash, format, name, text)"
+                               " VALUES (?,?,?,?)", (game_hash, row["format"], row["game"], rules))
         self._conn.execute(
             "INSERT INTO matches (id, game, format, roles, players, seed, startclock, playclock,"
-            " tournament, status, initial_state, description, started, owner)"
-            " VALUES (?,?,?,?,?,?,?,?,?,'running',?,?,?,?)",
+            " tournament, status, initial_state, description, started, owner, game_hash)"
+            " VALUES (?,?,?,?,?,?,?,?,?,'running',?,?,?,?,?)",
             (row["id"], row["game"], row["format"], json.dumps(row["roles"]),
              json.dumps(row["players"]), row["seed"], row["startclock"], row["playclock"],
              row.get("tournament"), row.get("initial_state"), json.dumps(row["description"]),
-             time.time(), self.owner))
+             time.time(), self.owner, game_hash))
 
     def _add_step(self, match: str, step: int, moves: list[str | None], errors: list[str],
-                  state: str | None, percepts: list[list[str]] | None) -> None:
-        self._conn.execute("INSERT INTO steps (match, step, moves, errors, state, time, percepts)"
-                         " VALUES (?,?,?,?,?,?,?)",
+                  state: str | None, percepts: list[list[str]] | None,
+                  times: list[float | None] | None) -> None:
+        self._conn.execute("INSERT INTO steps (match, step, moves, errors, state, time, percepts,"
+                         " times) VALUES (?,?,?,?,?,?,?,?)",
                          (match, step, json.dumps(moves), json.dumps(errors), state, time.time(),
-                          None if percepts is None else json.dumps(percepts)))
+                          None if percepts is None else json.dumps(percepts),
+                          None if times is None else json.dumps(times)))
 
     def _finish_match(self, match: str, status: str, payoffs: list[float] | None,
                       reason: str | None) -> None:
@@ -279,9 +298,11 @@ class Records:
 
     async def add_step(self, match: str, step: int, moves: list[str | None],
                        errors: list[str], state: str | None,
-                       percepts: list[list[str]] | None = None) -> None:
-        """One step; ``percepts`` (GDL-II): every role's percepts after it, in role order."""
-        await self._arun(self._add_step, match, step, moves, errors, state, percepts)
+                       percepts: list[list[str]] | None = None, *,
+                       times: list[float | None] | None = None) -> None:
+        """One step; ``percepts`` (GDL-II): every role's percepts after it, in role order;
+        ``times``: each role's seconds from request to answer (None: not asked)."""
+        await self._arun(self._add_step, match, step, moves, errors, state, percepts, times)
 
     async def finish_match(self, match: str, status: str, payoffs: list[float] | None,
                            reason: str | None = None) -> None:
@@ -338,10 +359,34 @@ class Records:
         if not rows:
             raise GameError(f"no match {match!r} in {self.path}")
         out = _decode(rows[0])
-        steps = self._run(self._query, "SELECT step, moves, errors, state, time, percepts"
+        steps = self._run(self._query, "SELECT step, moves, errors, state, time, percepts, times"
                           " FROM steps WHERE match=? ORDER BY step", (match,))
         out["steps"] = [_decode(step) for step in steps]
         return out
+
+    def steps_after(self, match: str, step: int) -> list[dict[str, Any]]:
+        """The match's steps after ``step``, in order (a follower's poll)."""
+        rows = self._run(self._query, "SELECT step, moves, errors, state, time, percepts, times"
+                         " FROM steps WHERE match=? AND step>? ORDER BY step", (match, step))
+        return [_decode(row) for row in rows]
+
+    def match_status(self, match: str) -> tuple[str, list[float] | None, str | None]:
+        """(status, payoffs, reason) of a recorded match."""
+        rows = self._run(self._query, "SELECT status, payoffs, reason FROM matches WHERE id=?",
+                         (match,))
+        if not rows:
+            raise GameError(f"no match {match!r} in {self.path}")
+        row = _decode(rows[0])
+        return row["status"], row["payoffs"], row["reason"]
+
+    def game_rules(self, game_hash: str | None) -> dict[str, str] | None:
+        """``{"format", "name", "text"}`` of a stored game (None: not stored, as in
+        databases from before rules were recorded)."""
+        if game_hash is None:
+            return None
+        rows = self._run(self._query, "SELECT format, name, text FROM games WHERE hash=?",
+                         (game_hash,))
+        return rows[0] if rows else None
 
     def get_tournament(self, tid: str) -> dict[str, Any]:
         rows = self._run(self._query, "SELECT * FROM tournaments WHERE id=?", (tid,))
@@ -350,8 +395,13 @@ class Records:
         return _decode(rows[0])
 
 
+def rules_hash(text: str) -> str:
+    """The key of a game's rules text (SHA-1 of its UTF-8 bytes)."""
+    return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 _JSON_COLUMNS = ("roles", "players", "payoffs", "moves", "errors", "description", "config",
-                 "standings", "percepts")
+                 "standings", "percepts", "times")
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:

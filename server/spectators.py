@@ -1,0 +1,344 @@
+"""Spectators: read-only subscriptions to matches over the websocket (``watch``).
+
+The server's :class:`Spectators` is every match's listener (``server/match.py``). It
+keeps a :class:`Feed` per running match (and the most recent finished ones): the steps
+so far, the states, the clock and the end. A socket that sends ``watch`` before any
+``hello`` is a spectator socket (no name, no token: spectators only read). It gets
+``watching`` (everything so far), then ``clock``, ``played`` and ``ended`` messages as
+the match goes (``server/PROTOCOL.md``, *Spectators*).
+
+A spectator must never slow a match: the match loop only encodes each message once and
+puts it, without waiting, in every watching socket's bounded queue; one writer task per
+socket sends. A socket whose queue is full (it reads slower than the matches play) or
+whose send stalls for ``SEND_TIMEOUT`` is closed (code 1008); the matches never notice.
+State views (``server/web/board.py``) are computed only when someone watches.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from websockets.asyncio.server import ServerConnection
+from websockets.exceptions import ConnectionClosed
+
+from server import protocol
+from server.connections import SEND_TIMEOUT
+from server.match import Match, state_text
+from server.protocol import ProtocolError
+from server.records import Records
+from server.web.board import Grid, detect_grid, game_grid, parse_kif_list, recorded_view, state_view
+from solvers.errors import GameError
+from solvers.playable import State
+
+log = logging.getLogger(__name__)
+
+MAX_SPECTATORS = 256  # spectator sockets at once (each also counts as a connection)
+SPECTATOR_QUEUE = 1024  # messages waiting for one spectator socket; one more closes it
+MAX_WATCHED = 64  # matches one spectator socket may watch at once
+RECENT_FEEDS = 256  # finished matches kept in memory for late spectators and the pages
+
+
+def _seconds(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
+
+
+class Feed:
+    """One match as spectators see it (everything: true states, every role's moves)."""
+
+    def __init__(self, match: Match, state: State) -> None:
+        self.match = match
+        self.id = match.id
+        self.game = match.game
+        self.status = "starting"  # starting | running | completed | aborted
+        self.started = time.time()
+        self.states: list[State] = [state]
+        self.steps: list[dict[str, Any]] = []
+        self.clock: dict[str, Any] | None = None  # {"step", "acting", "deadline_at" (epoch)}
+        self.turn_at = 0.0
+        self.payoffs: list[float] | None = None
+        self.reason: str | None = None
+        self.watchers: set[Spectator] = set()
+        self._grid: Grid | None = None
+        self._grid_known = False
+
+    @property
+    def grid(self) -> Grid | None:
+        if not self._grid_known:  # first needed: ground the game once (cached per game)
+            seen = [f for state in self.states
+                    for f in parse_kif_list(state_text(self.game, state))] \
+                if self.game.format == "gdl" else []
+            self._grid = game_grid(self.game, seen)
+            self._grid_known = True
+        return self._grid
+
+    def view(self, index: int = -1) -> dict[str, Any]:
+        """The view of the state after step ``index`` (0: the initial state; -1: now)."""
+        return state_view(self.game, self.states[index], self.grid)
+
+    def clock_message(self) -> dict[str, Any] | None:
+        if self.clock is None or self.status in ("completed", "aborted"):
+            return None
+        left = max(0.0, self.clock["deadline_at"] - time.time())
+        return {"type": "clock", "match": self.id, "step": self.clock["step"],
+                "acting": self.clock["acting"], "deadline": round(left, 3)}
+
+    def watching(self) -> dict[str, Any]:
+        clock = self.clock_message()
+        match = self.match
+        return {"type": "watching", "match": self.id,
+                "game": {"name": self.game.name, "format": self.game.format},
+                "roles": list(self.game.roles), "players": list(match.specs),
+                "tournament": match.tournament, "status": self.status,
+                "startclock": match.startclock, "playclock": match.playclock,
+                "started": self.started, "step": len(self.steps),
+                "clock": None if clock is None else {k: clock[k] for k in
+                                                     ("step", "acting", "deadline")},
+                "history": list(self.steps), "view": self.view(),
+                "payoffs": self.payoffs, "reason": self.reason}
+
+
+def recorded_views(record: dict[str, Any]) -> Callable[[int], dict[str, Any]]:
+    """The view after step ``k`` of a recorded match (0: the initial state; -1: last)."""
+    texts = [record.get("initial_state")] + [s["state"] for s in record["steps"]]
+    grid = detect_grid([f for t in texts if t for f in parse_kif_list(t)]) \
+        if record["format"] == "gdl" else None
+    return lambda k: recorded_view(record["format"], texts[k], grid)
+
+
+def recorded_watching(record: dict[str, Any],
+                      view_at: Callable[[int], dict[str, Any]] | None = None) -> dict[str, Any]:
+    """``watching`` for a match known only from the records (finished, or left running
+    by another process): times as recorded, views from the recorded state texts."""
+    steps = record["steps"]
+    view_at = view_at or recorded_views(record)
+    n_roles = len(record["roles"])
+    return {"type": "watching", "match": record["id"],
+            "game": {"name": record["game"], "format": record["format"]},
+            "roles": record["roles"], "players": record["players"],
+            "tournament": record.get("tournament"),
+            "status": record["status"], "startclock": record["startclock"],
+            "playclock": record["playclock"], "started": record["started"],
+            "step": len(steps), "clock": None,
+            "history": [{"step": s["step"], "moves": s["moves"], "errors": s["errors"],
+                         "times": s.get("times") or [None] * n_roles, "at": s["time"]} for s in steps],
+            "view": view_at(-1),
+            "payoffs": record["payoffs"], "reason": record.get("reason")}
+
+
+class Spectator:
+    """One spectator socket: a bounded queue of encoded messages and a writer task."""
+
+    def __init__(self, ws: ServerConnection, queue_size: int) -> None:
+        self.ws = ws
+        self.queue: asyncio.Queue[str] = asyncio.Queue(queue_size)
+        self.watching: set[str] = set()
+        self.closed = False
+        self.writer = asyncio.create_task(self._write(), name="spectator writer")
+
+    def offer(self, text: str) -> None:
+        """Queue a message without waiting; a full queue closes this spectator."""
+        if self.closed:
+            return
+        try:
+            self.queue.put_nowait(text)
+        except asyncio.QueueFull:
+            self.cut("too slow: the spectator queue is full")
+
+    def cut(self, reason: str) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        log.info("spectator cut off: %s", reason)
+        self.writer.cancel()
+        task = asyncio.create_task(self.ws.close(1008, reason))
+        task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+    async def _write(self) -> None:
+        try:
+            while True:
+                text = await self.queue.get()
+                await asyncio.wait_for(self.ws.send(text), SEND_TIMEOUT)
+        except TimeoutError:
+            self.closed = True
+            self.ws.transport.abort()
+        except ConnectionClosed:
+            self.closed = True
+
+
+Control = Callable[[ServerConnection, dict[str, Any]], Awaitable[None]]
+
+
+class Spectators:
+    """Every match's listener, and the spectator sockets (see the module docstring)."""
+
+    def __init__(self, records: Records, *, max_spectators: int = MAX_SPECTATORS,
+                 queue_size: int = SPECTATOR_QUEUE, recent: int = RECENT_FEEDS) -> None:
+        self.records = records
+        self.max_spectators = max_spectators
+        self.queue_size = queue_size
+        self.recent = recent
+        self.feeds: OrderedDict[str, Feed] = OrderedDict()  # running, then finished
+        self.sockets: set[Spectator] = set()
+
+    # --- the match listener (synchronous, never waits) ---
+
+    def begun(self, match: Match, state: State) -> None:
+        feed = self.feeds[match.id] = Feed(match, state)
+        feed.clock = {"step": 0, "acting": list(match.game.roles),
+                      "deadline_at": time.time() + match.startclock}
+
+    def turn(self, match: Match, acting: list[int]) -> None:
+        feed = self.feeds.get(match.id)
+        if feed is None:
+            return
+        feed.status = "running"
+        feed.turn_at = time.time()
+        feed.clock = {"step": match.step, "acting": [match.game.roles[r] for r in acting],
+                      "deadline_at": feed.turn_at + match.playclock}
+        if feed.watchers:
+            self._send(feed, feed.clock_message())
+
+    def stepped(self, match: Match, state: State) -> None:
+        feed = self.feeds.get(match.id)
+        if feed is None:
+            return
+        times = [_seconds(t) for t in match.answer_times]
+        entry = {"step": match.step, "moves": list(match.outcome.moves[-1]),
+                 "errors": list(match.outcome.errors[-1]), "times": times,
+                 # when the step's last answer came in (the page's delay is measured from it)
+                 "at": round(feed.turn_at + max((t for t in times if t is not None),
+                                                default=0.0), 4)}
+        feed.steps.append(entry)
+        feed.states.append(state)
+        if feed.watchers:
+            self._send(feed, {"type": "played", "match": match.id, **entry,
+                              "view": feed.view()})
+
+    def ended(self, match: Match) -> None:
+        feed = self.feeds.get(match.id)
+        if feed is None:
+            return
+        outcome = match.outcome
+        feed.status = outcome.status if outcome.status in ("completed", "aborted") \
+            else "aborted"
+        feed.payoffs, feed.reason, feed.clock = outcome.payoffs, outcome.reason, None
+        if feed.watchers:
+            self._send(feed, {"type": "ended", "match": match.id, "status": feed.status,
+                              "payoffs": feed.payoffs, "reason": feed.reason})
+            for spectator in feed.watchers:  # the match is over: it no longer counts
+                spectator.watching.discard(match.id)
+            feed.watchers.clear()
+        self.feeds.move_to_end(match.id)
+        finished = [k for k, f in self.feeds.items() if f.status in ("completed", "aborted")]
+        for old in finished[:max(0, len(finished) - self.recent)]:
+            del self.feeds[old]
+
+    def _send(self, feed: Feed, message: dict[str, Any] | None) -> None:
+        if message is None:
+            return
+        text = protocol.encode(message)  # once, whatever the number of spectators
+        for spectator in list(feed.watchers):
+            spectator.offer(text)
+
+    # --- spectator sockets ---
+
+    async def serve(self, ws: ServerConnection, first: dict[str, Any], control: Control,
+                    max_message_bytes: int) -> None:
+        """Run a spectator socket from its first ``watch``/``unwatch`` until it closes;
+        control messages (with the admin token) and pings are served too."""
+        if len(self.sockets) >= self.max_spectators:
+            await ws.send(protocol.encode(protocol.error(
+                "server-full", f"at most {self.max_spectators} spectators")))
+            await ws.close(1013, "too many spectators")
+            return
+        spectator = Spectator(ws, self.queue_size)
+        self.sockets.add(spectator)
+        try:
+            message: dict[str, Any] | None = first
+            while True:
+                if message is not None:
+                    try:
+                        await self._handle(spectator, message, control)
+                    except ProtocolError as exc:
+                        spectator.offer(protocol.encode(exc.to_message()))
+                if spectator.closed:
+                    return
+                data = await ws.recv()
+                try:
+                    message = protocol.parse_message(data, max_message_bytes)
+                except ProtocolError as exc:
+                    spectator.offer(protocol.encode(exc.to_message()))
+                    message = None
+        except ConnectionClosed:
+            pass
+        finally:
+            self.sockets.discard(spectator)
+            spectator.closed = True
+            spectator.writer.cancel()
+            for match_id in spectator.watching:
+                feed = self.feeds.get(match_id)
+                if feed is not None:
+                    feed.watchers.discard(spectator)
+
+    async def _handle(self, spectator: Spectator, message: dict[str, Any],
+                      control: Control) -> None:
+        kind = message["type"]
+        if kind == "watch":
+            await self._watch(spectator, message["match"])
+        elif kind == "unwatch":
+            match_id = message["match"]
+            feed = self.feeds.get(match_id)
+            if feed is not None:
+                feed.watchers.discard(spectator)
+            spectator.watching.discard(match_id)
+            spectator.offer(protocol.encode({"type": "unwatched", "match": match_id}))
+        elif kind == "ping":
+            spectator.offer(protocol.encode(protocol.pong(message.get("nonce"))))
+        elif kind == "pong":
+            pass
+        elif kind in ("create", "abort", "list"):
+            await control(spectator.ws, message)
+        else:
+            raise ProtocolError("spectator", f"{kind!r} on a spectator connection: a socket "
+                                "that watches never logs in (open another one)", ref=kind)
+
+    async def _watch(self, spectator: Spectator, match_id: str) -> None:
+        if match_id in spectator.watching:
+            raise ProtocolError("bad-field", f"already watching {match_id}", match_id, "watch")
+        if len(spectator.watching) >= MAX_WATCHED:
+            raise ProtocolError("too-many", f"a spectator watches at most {MAX_WATCHED} "
+                                "matches at once (unwatch one)", match_id, "watch")
+        snapshot = await self.snapshot(match_id)
+        if snapshot is None:
+            raise ProtocolError("unknown-match", f"no match {match_id!r}", match_id, "watch")
+        spectator.offer(protocol.encode(snapshot[0]))
+        feed = self.feeds.get(match_id)  # (no wait since the snapshot: no step missed)
+        if feed is not None and feed.status not in ("completed", "aborted"):
+            feed.watchers.add(spectator)
+            spectator.watching.add(match_id)
+
+    async def snapshot(self, match_id: str
+                       ) -> tuple[dict[str, Any], Callable[[int], dict[str, Any]]] | None:
+        """A match for the pages: its ``watching`` message and the view after any step
+        (from memory, else from the records); None when there is no such match."""
+        feed = self.feeds.get(match_id)
+        if feed is not None:
+            return feed.watching(), feed.view
+        try:
+            record = await asyncio.to_thread(self.records.get_match, match_id)
+        except GameError:
+            return None
+        view_at = recorded_views(record)
+        return recorded_watching(record, view_at), view_at
+
+    async def close(self) -> None:
+        for spectator in list(self.sockets):
+            spectator.writer.cancel()
+        with contextlib.suppress(Exception):
+            await asyncio.gather(*(s.writer for s in self.sockets), return_exceptions=True)
