@@ -531,6 +531,6 @@ def _show_text(record: dict[str, Any]) -> str:
     lines += _step_lines(roles, [s["moves"] for s in record["steps"]],
                          [s["errors"] for s in record["steps"]],
                          [s.get("percepts") for s in record["steps"]],
-                         [s["times"] for s in record["steps"]])
+                         [s.get("times") for s in record["steps"]])
     lines.append(result_line(roles, record["status"], record["payoffs"], record["reason"]))
     return "\n".join(lines)
