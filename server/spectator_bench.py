@@ -1,8 +1,8 @@
 """``ggp bench spectators``: a tournament in progress watched by open match pages.
 
-Method (the same tournament without and with spectators, ``--rounds`` times each in
-the order without, with, with, without, ... so warm-up and drift weigh on both alike;
-round ``n`` uses the seeds from ``--seed + n``):
+Method (after a warm-up run that is not counted, the same tournament without and with
+spectators, ``--rounds`` times each in the order without, with, with, without, ... so
+drift weighs on both alike; round ``n`` uses the seeds from ``--seed + n``):
 
 1. Start a match server on 127.0.0.1 with a fresh database; record a tournament and
    create its ``--matches`` matches at once, every seat a websocket agent (``ws:botN``)
@@ -262,6 +262,9 @@ def main(argv: list[str]) -> int:
     raw: dict[str, list[dict[str, Any]]] = {"without": [], "with": []}
     conditions = {"without": (0, 0), "with": (args.pages, args.browsers)}
     with tempfile.TemporaryDirectory() as tmp:
+        # a warm-up, not counted: the first run of a process pays for imports and caches
+        asyncio.run(run_once(game, min(args.matches, 20), 0, 0, args.playclock, args.seed,
+                             Path(tmp) / "warm-up.sqlite"))
         for n in range(args.rounds):  # ABBA: warm-up and drift weigh on both alike
             for name in (("without", "with") if n % 2 == 0 else ("with", "without")):
                 pages, browsers = conditions[name]
