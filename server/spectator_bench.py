@@ -1,25 +1,26 @@
 """``ggp bench spectators``: a tournament in progress watched by open match pages.
 
-Method (the same tournament without and with spectators, ``--rounds`` times each in
-the order without, with, with, without, ... so warm-up and drift weigh on both alike;
-round ``n`` uses the seeds from ``--seed + n``):
+Method (after a warm-up run that is not counted, the same tournament without and with
+spectators, ``--rounds`` times each in the order without, with, with, without, ... so
+drift weighs on both alike; round ``n`` uses the seeds from ``--seed + n``):
 
 1. Start a match server on 127.0.0.1 with a fresh database; record a tournament and
    create its ``--matches`` matches at once, every seat a websocket agent (``ws:botN``)
    that is not connected yet, so every match waits in its start phase.
-2. Run 1 has no spectators. Run 2 opens ``--pages`` match pages first: each is a
-   client, in a separate process, that loads ``/matches/<id>`` over HTTP and then
-   watches the match over the websocket as the page's script does (the matches
-   watched are spread over the tournament); ``--browsers`` more are real pages in
-   headless Chromium (when chromium, chromedriver and selenium are installed).
+2. A run without spectators goes on at once. A run with them opens ``--pages`` match
+   pages first: each is a client, in a separate process, that loads ``/matches/<id>``
+   over HTTP and then watches the match over the websocket as the page's script does
+   (the matches watched are spread over the tournament); ``--browsers`` more are real
+   pages in headless Chromium (when chromium, chromedriver and selenium are installed).
 3. Start the bots (``ggp bench server``'s client process: one socket per seat, a seeded
    random legal move at once) and wait for every match to end.
-4. Report per run: the server's step relay latency (``ggp bench server``'s measure:
-   from the last move of a step to its results sent out, now including the spectator
-   messages) at p50/p99 and the server process's CPU time; for run 2 the page delay:
-   from the moment the server had a step's last answer (``played.at``) to the page
-   holding the update, at p50/p99/max, for the websocket pages and the browser pages
-   (their script keeps the same delays in ``window.ggpDelays``).
+4. Report per condition (its runs pooled): the server's step relay latency (``ggp bench
+   server``'s measure: from the last move of a step to its results sent out, now
+   including the spectator messages) at p50/p99 and the server process's CPU time; with
+   spectators the page delay, from the moment the server had a step's last answer
+   (``played.at``) to the page holding the update, at p50/p99/max, for the websocket
+   pages and the browser pages (their script keeps the same delays in
+   ``window.ggpDelays``).
 """
 
 from __future__ import annotations
@@ -155,6 +156,7 @@ async def run_once(game: PlayableGame, n_matches: int, pages: int, browsers: int
                                     server.url, *page_ids]) if page_ids else None
             browser = await asyncio.to_thread(BrowserPages, http, browser_ids)
             await _wait_watched(server, browser_ids)
+            await _settle(server, records, matches)
             cpu, started = time.process_time(), time.perf_counter()
             bots = await _child(["-m", "server.bench", "--bots", server.url,
                                  str(n_matches * n_roles), str(seed)])
@@ -177,6 +179,8 @@ async def run_once(game: PlayableGame, n_matches: int, pages: int, browsers: int
             "steps": sum(len(o.moves) for o in outcomes), "pages": len(page_ids),
             "browsers": len(browser_ids) if browser.driver is not None else 0,
             "browser_note": browser.note, "cpu": cpu, "wall": wall,
+            # the updates the pages should have had: every step of the matches they watch
+            "expected": sum(len(o.moves) for o in outcomes if o.match in page_ids),
             "relays": [t for o in outcomes for t in o.step_times], "delays": delays,
             "browser_delays": browser_delays}
 
@@ -193,13 +197,23 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "browser_note": runs[0]["browser_note"],
         "relay_p50_ms": _ms(relays, 0.5), "relay_p99_ms": _ms(relays, 0.99),
         "server_cpu_s": sum(r["cpu"] for r in runs), "wall_s": sum(r["wall"] for r in runs),
-        "page_updates": len(delays), "page_delay_p50_ms": _ms(delays, 0.5),
+        "page_updates": len(delays), "page_updates_expected": sum(r["expected"] for r in runs),
+        "page_delay_p50_ms": _ms(delays, 0.5),
         "page_delay_p99_ms": _ms(delays, 0.99),
         "page_delay_max_ms": 1000 * max(delays) if delays else None,
         "browser_updates": len(browser_delays),
         "browser_delay_p50_ms": _ms(browser_delays, 0.5),
         "browser_delay_p99_ms": _ms(browser_delays, 0.99),
     }
+
+
+async def _settle(server: MatchServer, records: Records, matches: list[Any]) -> None:
+    """The same start for both conditions: every match has begun and is recorded, and
+    the server has been idle a moment, before the bots come."""
+    while any(m.id not in server.spectators.feeds for m in matches):
+        await asyncio.sleep(0.05)
+    await asyncio.to_thread(records.list_matches, None, 1)  # after every write before it
+    await asyncio.sleep(1.0)
 
 
 async def _wait_watched(server: MatchServer, ids: list[str], timeout: float = 60) -> None:
@@ -248,6 +262,9 @@ def main(argv: list[str]) -> int:
     raw: dict[str, list[dict[str, Any]]] = {"without": [], "with": []}
     conditions = {"without": (0, 0), "with": (args.pages, args.browsers)}
     with tempfile.TemporaryDirectory() as tmp:
+        # a warm-up, not counted: the first run of a process pays for imports and caches
+        asyncio.run(run_once(game, min(args.matches, 20), 0, 0, args.playclock, args.seed,
+                             Path(tmp) / "warm-up.sqlite"))
         for n in range(args.rounds):  # ABBA: warm-up and drift weigh on both alike
             for name in (("without", "with") if n % 2 == 0 else ("with", "without")):
                 pages, browsers = conditions[name]
@@ -269,13 +286,15 @@ def main(argv: list[str]) -> int:
         print("  " + _line("step relay (last move in -> results out)", report, "relay"))
     with_ = runs["with"]
     label = f"page delay (the server's last answer -> the page), {with_['pages']} pages"
-    print(f"  {_line(label, with_, 'page_delay')} ({with_['page_updates']} updates)")
+    print(f"  {_line(label, with_, 'page_delay')} ({with_['page_updates']} updates of "
+          f"{with_['page_updates_expected']} steps watched)")
     if with_["browsers"]:
         label = f"page delay, {with_['browsers']} chromium pages"
         print(f"  {_line(label, with_, 'browser_delay')} ({with_['browser_updates']} updates)")
     elif args.browsers:
         print(f"  no browser pages: {with_['browser_note']}")
-    ok = all(r["completed"] == r["matches"] for r in runs.values())
+    ok = all(r["completed"] == r["matches"] for r in runs.values()) \
+        and with_["page_updates"] == with_["page_updates_expected"]
     return 0 if ok else 1
 
 

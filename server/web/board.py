@@ -37,7 +37,6 @@ from server.match import state_text
 from solvers.errors import GameError
 from solvers.playable import PlayableGame, State
 
-Fact = tuple[str, ...] | str  # a parsed fact: a constant, or (relation, arg...) with atoms kept
 MAX_SIDE = 32
 MIN_CELLS = 4
 MAX_CELL_TEXT = 40

@@ -4,7 +4,7 @@
 server: a request that asks for a websocket upgrade goes on to the handshake (agents,
 clients, spectators, as before); any other request is answered here with a page:
 
-* ``/``: running and recent matches, tournaments (and ratings when available);
+* ``/``: running and recent matches, tournaments;
 * ``/matches/<id>`` (``?step=N``: the board after step N), ``/api/matches/<id>`` (the
   ``watching`` message plus ``views``, the state after every step, for the replay);
 * ``/tournaments/<id>``; ``/static/<file>`` (the stylesheet and the script).
@@ -130,7 +130,7 @@ class WebPages:
         recent = await asyncio.to_thread(self.records.list_matches, None, RECENT)
         tournaments = await asyncio.to_thread(self.records.list_tournaments, 20)
         return pages.index_page(running, [m for m in recent if m["status"] in pages.FINISHED],
-                                tournaments, None)
+                                tournaments)
 
     async def _snapshot(self, match_id: str) -> tuple[dict[str, Any], Any]:
         snapshot = await self.spectators.snapshot(match_id)

@@ -166,8 +166,7 @@ def match_page(w: dict[str, Any], view: dict[str, Any], shown: int) -> str:
 # --- the index ---
 
 def index_page(running: Sequence[dict[str, Any]], recent: Sequence[dict[str, Any]],
-               tournaments: Sequence[dict[str, Any]],
-               ratings: Sequence[dict[str, Any]] | None) -> str:
+               tournaments: Sequence[dict[str, Any]]) -> str:
     def match_row(m: dict[str, Any]) -> list[str]:
         payoffs = " / ".join(number(p) for p in m["payoffs"]) if m.get("payoffs") else "–"
         return [tag("a", esc(m["id"]), href=match_href(m["id"])), esc(m["game"]),
@@ -191,16 +190,7 @@ def index_page(running: Sequence[dict[str, Any]], recent: Sequence[dict[str, Any
             id="tournaments"))
     else:
         parts.append(tag("p", "none recorded yet", class_="note"))
-    if ratings:
-        parts += [tag("h2", "ratings"), ratings_table(ratings)]
     return page("matches", "".join(parts), refresh=10 if running else None)
-
-
-def ratings_table(ratings: Sequence[dict[str, Any]]) -> str:
-    return table(["player", "game", "rating", "±95%", "matches"], [
-        [esc(r.get("player")), esc(r.get("game", "overall")), esc(number(r.get("rating"))),
-         esc(number(r.get("ci95"))), esc(r.get("matches", "–"))] for r in ratings],
-        id="ratings")
 
 
 # --- the tournament page ---
