@@ -82,7 +82,9 @@ class Gdl2Brain:
             deadline = None if until is None else (
                 time.monotonic() + BELIEF_SHARE * max(0.0, until - time.monotonic()))
             self.belief.update(seen.last_move, seen.percepts or (), deadline)
-            step = (seen.last_move, seen.percepts or ())
+            # (as the expansion spells it: the strategy is looked up by that name)
+            own = self.machine.move_to_kif(self.machine.parse_move(seen.last_move, self.role))
+            step = (own, seen.percepts or ())
         else:  # the joint move: the state is known, the percepts follow from it
             moves = list(observation)  # type: ignore[arg-type]
             machine = self.machine
