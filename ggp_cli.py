@@ -46,6 +46,8 @@ BENCHES: dict[str, tuple[str, str]] = {
     "cfr": ("solvers.extensive.bench:main", "CFR and CFR+ on Kuhn and Leduc beside OpenSpiel"),
     "server": ("server.bench:main", "many concurrent matches on one match server"),
     "agent": ("agent.bench:main", "our agent against random or UCT opponents on a game"),
+    "gdl2": ("agent.gdl2_bench:main",
+             "the agent in GDL-II games: against random, and on Kuhn poker against the equilibrium"),
     "fuzz": ("agent.fuzz_bench:main",
              "mutated game files and protocol messages: tracebacks and hangs per format"),
     "expand": ("gdl.expand_bench:main",
