@@ -20,6 +20,7 @@ import pytest
 
 from agent.gamer import Gamer
 from agent.gdl2_belief import Belief, observation_of
+from agent.gdl2_endgame import BestResponse
 from agent.gdl2_player import Gdl2Brain
 from agent.ggp_http import Play, Stop, parse_message
 from agent.http_player import GgpPlayer
@@ -156,6 +157,33 @@ def test_ismcts_switches_in_monty_hall() -> None:
     means = {machine.move_to_kif(m): v for m, v in zip(result.moves, result.means, strict=True)}
     assert means["switch"] == pytest.approx(2 / 3, abs=0.05)
     assert means["stay"] == pytest.approx(1 / 3, abs=0.05)
+
+
+def test_exact_endgame_switches_in_monty_hall() -> None:
+    machine = machine_of("monty_hall", "compiled")
+    belief = Belief(machine, 0)
+    belief.update("(choose 1)", [])
+    belief.update("noop", ["(opened 3)"])
+    values = BestResponse(machine, 0, time.monotonic() + 60).move_values(
+        belief.probabilities())
+    assert {machine.move_to_kif(m): v for m, v in values.items()} == pytest.approx(
+        {"switch": 200 / 3, "stay": 100 / 3})
+
+
+def test_brain_plays_the_solved_kuhn_strategy() -> None:
+    """Solved in the start clock, the strategy is looked up by our own history: the
+    second player holding the king calls a bet (the equilibrium's pure choice)."""
+    machine = machine_of("kuhn_poker", "compiled")
+    brain = Gdl2Brain(machine, machine.roles.index("second"), BrainOptions())
+    info = brain.metagame(time.monotonic() + 4)
+    assert info["exact"]["values"] == pytest.approx([48.6111, 51.3889], abs=0.05)
+    brain.advance({"turn": 1, "last_move": "noop", "percepts": ["(your_card king)"]})
+    brain.advance({"turn": 2, "last_move": "noop", "percepts": ["(did first bet)"]})
+    assert brain.legal() == ["call", "fold"]
+    call, fold = brain.strategy.at(brain.role, brain.info_key, ["call", "fold"])
+    assert call > 0.99 and fold < 0.01
+    move, decision = brain.select(time.monotonic() + 1)
+    assert decision["method"] == "exact"
 
 
 def test_brain_takes_the_joint_move_of_a_gdl_game_master() -> None:
