@@ -17,8 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gdl.gdl2_tree import expand_gdl2, infoset_name
 from gdl.machine import StateMachine
 from solvers.errors import GameError, LimitReached
+from solvers.extensive.solve import solve
+from solvers.extensive.strategy_io import strategy_dict
 
 ITERATIONS = 100_000  # CFR+ iterations at most (Kuhn: NashConv ~1e-4 after a few hundred)
 
@@ -35,8 +38,6 @@ class SolvedStrategy:
            legal: Sequence[str]) -> list[float] | None:
         """The weights of ``legal`` at ``role``'s information set after ``history``
         (own move and percepts per step); None when the strategy has no advice there."""
-        from gdl.gdl2_tree import infoset_name
-
         found = self.table.get(infoset_name(self.roles[role], history))
         if found is None:
             return None
@@ -47,10 +48,6 @@ class SolvedStrategy:
 def solve_small_game(machine: StateMachine, until: float,
                      max_nodes: int) -> SolvedStrategy | str:
     """The solved strategy of ``machine``'s game, or why there is none (a str)."""
-    from gdl.gdl2_tree import expand_gdl2
-    from solvers.extensive.solve import solve
-    from solvers.extensive.strategy_io import strategy_dict
-
     started = time.monotonic()
     try:
         game = expand_gdl2(machine, max_nodes=max_nodes,

@@ -58,7 +58,7 @@ class Gdl2Brain:
     # -- the match ----------------------------------------------------------------------
 
     def metagame(self, until: float) -> dict[str, Any]:
-        from agent.gdl2_exact import solve_small_game
+        from agent.gdl2_exact import solve_small_game  # (its imports take ~1 s: first)
 
         started = time.monotonic()
         info: dict[str, Any] = {"engine": self.machine.engine_name, "gdl2": True,

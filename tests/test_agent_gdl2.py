@@ -159,6 +159,18 @@ def test_ismcts_switches_in_monty_hall() -> None:
     assert means["stay"] == pytest.approx(1 / 3, abs=0.05)
 
 
+@pytest.mark.parametrize("opponent_trees", [False, True])
+def test_ismcts_root_statistics_in_krieg(opponent_trees: bool) -> None:
+    """Every iteration passes our root once: visits add up to the iterations, over
+    exactly our legal moves (the cells not yet known to be taken)."""
+    machine, belief, _ = krieg_after_x_center()
+    search = ISMCTS(machine, 0, seed=2, opponent_trees=opponent_trees)
+    result = search.search(belief, time.monotonic() + 60, iterations=400)
+    assert sorted(machine.move_to_kif(m) for m in result.moves) == sorted(
+        f"(mark {m} {n})" for m in (1, 2, 3) for n in (1, 2, 3) if (m, n) != (2, 2))
+    assert sum(result.visits) == result.iterations == 400
+
+
 def test_exact_endgame_switches_in_monty_hall() -> None:
     machine = machine_of("monty_hall", "compiled")
     belief = Belief(machine, 0)
@@ -175,7 +187,7 @@ def test_brain_plays_the_solved_kuhn_strategy() -> None:
     second player holding the king calls a bet (the equilibrium's pure choice)."""
     machine = machine_of("kuhn_poker", "compiled")
     brain = Gdl2Brain(machine, machine.roles.index("second"), BrainOptions())
-    info = brain.metagame(time.monotonic() + 4)
+    info = brain.metagame(time.monotonic() + 6)
     assert info["exact"]["values"] == pytest.approx([48.6111, 51.3889], abs=0.05)
     brain.advance({"turn": 1, "last_move": "noop", "percepts": ["(your_card king)"]})
     brain.advance({"turn": 2, "last_move": "noop", "percepts": ["(did first bet)"]})
