@@ -244,6 +244,7 @@ class Master:
         self.last: str | None = None
         self.percepts: list[str] | None = None
         self.moves: list[str] = []
+        self.faults = 0
 
     @property
     def over(self) -> bool:
@@ -256,8 +257,13 @@ class Master:
         return [self.machine.move_to_kif(m)
                 for m in self.machine.legal_moves(self.state, self.seat)]
 
-    def step(self, answer: str) -> None:
-        assert answer in self.legal(), f"illegal move {answer!r} at turn {self.turn}"
+    def step(self, answer: str, strict: bool = True) -> None:
+        """Play our seat's ``answer``; not ``strict``, an illegal one is a fault and is
+        replaced by a random legal move, which the next message tells as our move."""
+        if answer not in self.legal():
+            assert not strict, f"illegal move {answer!r} at turn {self.turn}"
+            self.faults += 1
+            answer = self.rng.choice(self.legal())
         machine = self.machine
         joint = [self.rng.choice(machine.legal_moves(self.state, r))
                  for r in range(len(machine.roles))]
@@ -278,20 +284,28 @@ MATCHES = [("monty_hall", "contestant"), ("kuhn_poker", "first"), ("kuhn_poker",
            ("krieg_tictactoe", "xplayer"), ("krieg_tictactoe", "oplayer")]
 
 
+async def http_match(master: Master, gamer: Gamer, strict: bool = True,
+                     playclock: float = 0.6) -> GgpPlayer:
+    """One match of ``master``'s game over GGP-II messages, our seat played by ``gamer``."""
+    player = GgpPlayer("ours", gamer, margin=0.2)
+    role = master.machine.roles[master.seat]
+    start = f"(START m1 {role} ({master.text}) 5 {playclock})"
+    assert await player.respond(parse_message(start), time.monotonic()) == "ready"
+    while not master.over:
+        message = parse_message(f"(PLAY m1 {ii_fields(master)})")
+        master.step(await player.respond(message, time.monotonic()), strict)
+    stop = parse_message(f"(STOP m1 {ii_fields(master)})")
+    assert await player.respond(stop, time.monotonic()) == "done"
+    return player
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("game", "seat"), MATCHES)
 async def test_agent_plays_gdl2_over_ggp_http(game: str, seat: str) -> None:
     master = Master(game, seat, seed=len(seat))
     gamer = Gamer(BrainOptions(seed=1))
-    player = GgpPlayer("ours", gamer, margin=0.2)
     try:
-        start = f"(START m1 {seat} ({master.text}) 5 0.6)"
-        assert await player.respond(parse_message(start), time.monotonic()) == "ready"
-        while not master.over:
-            message = parse_message(f"(PLAY m1 {ii_fields(master)})")
-            master.step(await player.respond(message, time.monotonic()))
-        stop = parse_message(f"(STOP m1 {ii_fields(master)})")
-        assert await player.respond(stop, time.monotonic()) == "done"
+        player = await http_match(master, gamer)
     finally:
         gamer.close()
     assert player.results["m1"] is not None  # the belief ended in terminal states
@@ -334,3 +348,22 @@ async def test_agent_plays_gdl2_over_websocket(game: str, seat: str) -> None:
     assert agent.results["w1"]["status"] == "completed"
     # every move was legal (Master.step); on a loaded machine one may be a fallback
     assert [d for d in gamer.decisions if d["method"] != "fallback"]
+
+
+@pytest.mark.slow
+async def test_a_crashed_worker_is_replaced_and_replays_the_percepts() -> None:
+    """The worker dies in step 2: a fallback move, then a new worker replays the GDL-II
+    observations so far and the later steps are chosen from the belief again. (A cold
+    worker may miss the next clock: its fallback, from the last legal list known, can
+    be illegal over GGP HTTP; the master then plays a legal move for us and says so.)"""
+    master = Master("krieg_tictactoe", "xplayer", seed=5)
+    gamer = Gamer(BrainOptions(seed=3), crash_at_step=2)
+    try:
+        await http_match(master, gamer, strict=False, playclock=2.0)
+    finally:
+        gamer.close()
+    methods = [d["method"] for d in gamer.decisions]
+    assert methods[1] == "fallback"
+    # answered by the new worker, its belief replayed (noop steps are "forced" answers)
+    assert {"ismcts", "endgame", "forced"} & set(methods[2:])
+    assert not [d for d in gamer.decisions if "agrees" in d.get("reason", "")]
