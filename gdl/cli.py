@@ -50,7 +50,9 @@ def check_main(argv: list[str]) -> int:
     levels = {level: sum(1 for r in relations if machine.program.level.get(r) == level)
               for level in (LEVEL_STATE, LEVEL_MOVE)}
     facts = sum(1 for r in rules if r.is_fact)
-    print(f"{args.game}: valid GDL")
+    kind = "GDL-II (players see only their moves and sees percepts)" if machine.has_sees \
+        else "GDL"
+    print(f"{args.game}: valid {kind}")
     print(f"roles ({len(machine.roles)}): {' '.join(machine.roles)}")
     print(f"rules: {len(rules) - facts} rules and {facts} facts over {len(relations)} relations "
           f"({len(relations) - levels[LEVEL_STATE] - levels[LEVEL_MOVE]} static, "

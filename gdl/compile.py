@@ -32,7 +32,7 @@ from __future__ import annotations
 
 from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from gdl.ground import Budget, GroundRule, Value, from_value, ground_game, sccs, to_value
 from gdl.machine import NATURE, NATURE_GOAL, StateMachine
@@ -302,6 +302,15 @@ def _compile_functions(sources: dict[str, str]) -> dict[str, Callable[[int], Any
     return {name: namespace[name] for name in sources}
 
 
+class _JointSees(NamedTuple):
+    """The ``sees`` of one joint move: the mask of its atoms that hold in a state, what
+    each bit means (role index, percept KIF), and percepts by mask (memo)."""
+
+    mask: Callable[[int], int]
+    atoms: list[tuple[int, str]]
+    memo: dict[int, tuple[tuple[str, ...], ...]]
+
+
 class CompiledMachine(StateMachine):
     """The StateMachine of a grounded game (see the module docstring)."""
 
@@ -375,7 +384,7 @@ class CompiledMachine(StateMachine):
         self._joint_next: dict[int, Callable[[int], int]] = {}
         self.has_sees = bool(game.sees_rules)
         # a joint move (OR of its bits) -> its sees function and its sees atoms by bit
-        self._joint_sees: dict[int, tuple[Callable[[int], int], list[Value]]] = {}
+        self._joint_sees: dict[int, _JointSees] = {}
         self._move_next: dict[int, Callable[[int], int] | None] = {}
         if self._each_move is not None and len(self._move_bit) <= EAGER_MOVES:
             self._compile_each_move()
@@ -510,9 +519,8 @@ class CompiledMachine(StateMachine):
             self._joint_next[key] = fn
         return fn
 
-    def _sees_function(self, key: int) -> tuple[Callable[[int], int], list[Value]]:
-        """The ``sees`` atoms of one joint move and the function of a state giving the
-        mask of those that hold, built once and cached."""
+    def _sees_function(self, key: int) -> _JointSees:
+        """The ``sees`` of one joint move, built once and cached."""
         ground = self._game.ground_sees([self._move_atoms[b] for b in _bits_of(key)])
         rules = ChainMap(self._rule_map(ground), self._state_rules)
         atoms = sorted({g.head for g in ground if g.head[0] == "sees"
@@ -524,7 +532,7 @@ class CompiledMachine(StateMachine):
             emitter.prepare([a for a, _ in terms])
             emitter.mask_expr(terms)
             fn = emitter.function("sees", "r")
-        found = (fn, atoms)
+        found = _JointSees(fn, [(self._role_index[a[1]], kif(a[2])) for a in atoms], {})
         if len(self._joint_sees) < MAX_CACHE:
             self._joint_sees[key] = found
         return found
@@ -602,19 +610,26 @@ class CompiledMachine(StateMachine):
         return self._terminal_fn(state)
 
     def percepts(self, state: int, joint: Sequence[int]) -> tuple[tuple[str, ...], ...]:
-        seen: list[list[str]] = [[] for _ in self.roles]
-        if self.has_sees:
-            if len(joint) != len(self.roles):
-                raise GameError(f"expected {len(self.roles)} moves (one per role), "
-                                f"got {len(joint)}")
-            key = 0
-            for move in joint:
-                key |= move
-            fn, atoms = self._joint_sees.get(key) or self._sees_function(key)
-            for b in _bits_of(fn(state)):
-                atom = atoms[b]
-                seen[self._role_index[atom[1]]].append(kif(atom[2]))
-        return tuple(tuple(sorted(found)) for found in seen)
+        if not self.has_sees:
+            return ((),) * len(self.roles)
+        if len(joint) != len(self.roles):
+            raise GameError(f"expected {len(self.roles)} moves (one per role), "
+                            f"got {len(joint)}")
+        key = 0
+        for move in joint:
+            key |= move
+        sees = self._joint_sees.get(key) or self._sees_function(key)
+        mask = sees.mask(state)
+        found = sees.memo.get(mask)
+        if found is None:
+            seen: list[list[str]] = [[] for _ in self.roles]
+            for b in _bits_of(mask):
+                role, percept = sees.atoms[b]
+                seen[role].append(percept)
+            found = tuple(tuple(sorted(p)) for p in seen)
+            if len(sees.memo) < MAX_CACHE:
+                sees.memo[mask] = found
+        return found
 
     def goals(self, state: int) -> tuple[int, ...]:
         mask = self._goal_fn(state)

@@ -101,13 +101,15 @@ class _Expander:
                     f"where its legal moves differ ({', '.join(self.known[key])} vs "
                     f"{', '.join(labels[r])}) after {infoset_name(machine.roles[r], key[1])}")
         choosers = [r for r in range(len(legal)) if len(legal[r]) > 1]
-        self.choose(state, legal, labels, choosers, 0, [m[0] for m in legal], parent, histories)
+        self.choose(state, legal, labels, choosers, 0, [0] * len(legal), parent, histories)
 
     def choose(self, state: State, legal: tuple[tuple[Move, ...], ...],
-               labels: list[tuple[str, ...]], choosers: list[int], k: int, joint: list[Move],
+               labels: list[tuple[str, ...]], choosers: list[int], k: int, picks: list[int],
                parent: int, histories: tuple[tuple[Step, ...], ...]) -> None:
+        """The node of the ``k``-th choosing role and below it, one subtree per move;
+        ``picks`` are the indices of the moves chosen so far (0 for the others)."""
         if k == len(choosers):
-            self.step(state, joint, labels, legal, parent, histories)
+            self.step(state, legal, labels, picks, parent, histories)
             return
         r = choosers[k]
         if r == self.nature:
@@ -124,21 +126,20 @@ class _Expander:
                 self.table.infoset_player.append(self.player_of[r])
                 self.table.infoset_actions.append(labels[r])
             node = self.node(PLAYER, parent, player=self.player_of[r], infoset=infoset)
-        for move in legal[r]:
-            joint[r] = move
-            self.choose(state, legal, labels, choosers, k + 1, joint, node, histories)
-        joint[r] = legal[r][0]
+        for i in range(len(legal[r])):
+            picks[r] = i
+            self.choose(state, legal, labels, choosers, k + 1, picks, node, histories)
+        picks[r] = 0
 
-    def step(self, state: State, joint: list[Move], labels: list[tuple[str, ...]],
-             legal: tuple[tuple[Move, ...], ...], parent: int,
+    def step(self, state: State, legal: tuple[tuple[Move, ...], ...],
+             labels: list[tuple[str, ...]], picks: list[int], parent: int,
              histories: tuple[tuple[Step, ...], ...]) -> None:
-        machine = self.machine
-        seen = machine.percepts(state, joint)
-        after = tuple(
-            h if r == self.nature else
-            (*h, (labels[r][legal[r].index(joint[r])], seen[r]))
-            for r, h in enumerate(histories))
-        self.state(machine.next_state(state, joint), parent, after)
+        joint = [moves[i] for moves, i in zip(legal, picks, strict=True)]
+        seen = self.machine.percepts(state, joint)
+        nature = self.nature
+        after = tuple(h if r == nature else (*h, (labels[r][picks[r]], seen[r]))
+                      for r, h in enumerate(histories))
+        self.state(self.machine.next_state(state, joint), parent, after)
 
 
 def expand_gdl2(machine: StateMachine, *, max_nodes: int = DEFAULT_MAX_NODES,

@@ -152,20 +152,35 @@ def oracle_percepts(oracle: ModuleType, program: str, state: list[str],
 @pytest.mark.parametrize("engine", ENGINES)
 @pytest.mark.parametrize("path", GDL2, ids=lambda p: p.stem)
 def test_percepts_equal_the_oracle_in_random_playouts(path, engine: str) -> None:
+    """Percepts, and legal moves, next states, terminal and goals as well."""
     oracle = clingo_oracle()
     program = oracle.to_asp(oracle.parse(path.read_text()))
+    reference = oracle.ClingoGDL(path.read_text())
     m = load_machine(path, engine=engine)
     rng = random.Random(11)
     checked = 0
     for _ in range(4):
         state = m.initial_state()
-        while not m.is_terminal(state):
+        while True:
+            facts = m.state_to_kif(state)
+            terminal = m.is_terminal(state)
+            if terminal:
+                expected = reference.query(facts)
+                assert expected["terminal"]
+                assert {r: [str(g)] for r, g in zip(m.roles, m.goals(state), strict=True)
+                        if r in expected["goals"]} == expected["goals"]
+                break
             joint = [rng.choice(m.legal_moves(state, r)) for r in range(len(m.roles))]
             moves = {role: m.move_to_kif(mv) for role, mv in zip(m.roles, joint, strict=True)}
-            expected = oracle_percepts(oracle, program, m.state_to_kif(state), moves)
+            expected = reference.query(facts, moves)
+            assert not expected["terminal"]
+            assert {r: [m.move_to_kif(mv) for mv in m.legal_moves(state, i)]
+                    for i, r in enumerate(m.roles)} == expected["legal"]
+            seen = oracle_percepts(oracle, program, facts, moves)
             ours = m.percepts(state, joint)
-            assert {role: list(p) for role, p in zip(m.roles, ours, strict=True) if p} == \
-                {role.lower(): p for role, p in expected.items()}
-            checked += 1
             state = m.next_state(state, joint)
+            assert m.state_to_kif(state) == expected["next"]
+            assert {role: list(p) for role, p in zip(m.roles, ours, strict=True) if p} == \
+                {role.lower(): p for role, p in seen.items()}
+            checked += 1
     assert checked >= 8

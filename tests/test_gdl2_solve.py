@@ -11,6 +11,7 @@ import pytest
 from conftest import GAMES, shared_path
 
 import ggp_cli
+from gdl.gdl2_solve import solve_gdl2
 from gdl.gdl2_tree import expand_gdl2, infoset_name
 from gdl.machine import load_machine
 from solvers.errors import GameError, LimitReached
@@ -51,6 +52,14 @@ def test_kuhn_cfr_plus_reaches_a_thousandth_of_the_payoff_range(capsys) -> None:
     # OpenSpiel's CFR+ on Kuhn after 1000 iterations: 0.000175 chips (x 25 here)
     assert out["nash_conv"] < 25 * 0.000175 * 1.01
     assert out["values"]["first"] == pytest.approx(float(KUHN_VALUE), abs=1e-3)
+
+
+@pytest.mark.parametrize(("solver", "gap"), [("cfr", 0.1), ("dcfr", 0.1), ("mccfr", 2.0)])
+def test_every_extensive_solver_takes_a_gdl2_game(capsys, solver: str, gap: float) -> None:
+    out = run_json(capsys, ["solve", str(GDL2 / "kuhn_poker.kif"), "--solver", solver,
+                            "--iterations", "2000", "--json"])
+    assert out["solver"] == solver and out["nash_conv"] < gap
+    assert out["values"]["first"] == pytest.approx(float(KUHN_VALUE), abs=gap)
 
 
 def test_monty_hall_is_solved_at_two_thirds_by_switching(capsys, tmp_path) -> None:
@@ -162,3 +171,18 @@ def test_an_efg_and_gdl2_kuhn_share_the_equilibrium_value() -> None:
     assert value == pytest.approx(-1 / 18, abs=1e-9)
     strategy = solve(gdl2, "lp").strategy
     assert nash_conv(gdl2, strategy).values[0] == pytest.approx(50 + 25 * value, abs=1e-9)
+
+
+def test_a_player_looks_its_move_up_by_its_own_history() -> None:
+    solution = solve_gdl2(load_machine(GDL2 / "kuhn_poker.kif"), solver="lp")
+    assert solution.values["first"] == pytest.approx(float(KUHN_VALUE), abs=1e-9)
+    dealt = ("noop", ["(your_card jack)"])
+    assert solution.move_probabilities("second", [dealt, ("noop", ["(did first bet)"])]) == \
+        {"call": pytest.approx(0), "fold": pytest.approx(1)}
+    king = solution.move_probabilities("second", [("noop", ["(your_card king)"]),
+                                                  ("noop", ["(did first check)"])])
+    assert king == {"bet": pytest.approx(1), "check": pytest.approx(0)}  # always bet the king
+    assert solution.move_probabilities("second", [dealt]) is None  # a forced noop
+    monty = solve_gdl2(load_machine(GDL2 / "monty_hall.kif"), solver="cfr+", iterations=200)
+    assert monty.move_probabilities("contestant", [("(choose 2)", []), ("noop", ["(opened 1)"])]
+                                    )["switch"] > 0.99
