@@ -90,29 +90,26 @@ def _seat_profile(game, sigma: np.ndarray, player: int, ours: np.ndarray) -> np.
 
 
 def kuhn(hands: int, startclock: float, seed: int) -> dict[str, Any]:
-    from gdl.gdl2_tree import expand_gdl2, infoset_name
+    from gdl.gdl2_solve import solve_gdl2
     from solvers.extensive.exploitability import nash_conv
-    from solvers.extensive.solve import solve
-    from solvers.extensive.strategy_io import strategy_dict
 
     machine = load_machine(GAMES / "kuhn_poker.kif")
-    game = expand_gdl2(machine)
-    equilibrium = solve(game, "lp")
-    value = [(v - 50) / 25 for v in equilibrium.values]
+    equilibrium = solve_gdl2(machine, solver="lp")
+    game = equilibrium.game
+    value = [(v - 50) / 25 for v in equilibrium.result.values]
     # the agent's strategy: what its start clock gives it, as in a match
     brain = Gdl2Brain(machine, 0, BrainOptions(seed=seed))
     info = brain.metagame(time.monotonic() + startclock)
     if brain.strategy is None:
         return {"error": f"the agent did not solve Kuhn poker: {info.get('exact')}"}
-    ours = np.array([brain.strategy.table[name][action]
+    ours = np.array([brain.strategy.solution.policy[name][action]
                      for name, actions in zip(game.infoset_names, game.infoset_actions,
                                               strict=True) for action in actions])
     exact = []
     for p in range(2):
-        got = nash_conv(game, _seat_profile(game, equilibrium.strategy, p, ours)).values[p]
-        exact.append((got - 50) / 25)
+        mixed = _seat_profile(game, equilibrium.result.strategy, p, ours)
+        exact.append((nash_conv(game, mixed).values[p] - 50) / 25)
     # sampled hands: the brain (drawing from its strategy) against the LP equilibrium
-    table = strategy_dict(game, equilibrium.strategy)
     rng = random.Random(seed)
     names = machine.roles
 
@@ -121,14 +118,11 @@ def kuhn(hands: int, startclock: float, seed: int) -> dict[str, Any]:
 
         def choose(state, role: int, rng: random.Random):
             legal = machine.legal_moves(state, role)
-            if names[role] == "random" or len(legal) == 1 or role == seat:
+            at = equilibrium.move_probabilities(names[role], histories.get(role, ()))
+            if role == seat or at is None:  # (ours is replaced; random and forced moves)
                 return rng.choice(legal)
-            at = table[infoset_name(names[role], histories_of(role))]
             kifs = [machine.move_to_kif(m) for m in legal]
             return legal[rng.choices(range(len(legal)), [at[k] for k in kifs])[0]]
-
-        def histories_of(role: int):
-            return tuple(histories.get(role, ()))
 
         return choose, histories
 
