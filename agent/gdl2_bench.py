@@ -157,21 +157,23 @@ def _hand(machine: StateMachine, brain: Gdl2Brain, opponent_for, rng: random.Ran
     return machine.goals(state)[brain.role]
 
 
+OPTIONS = (  # flag, type, default, help
+    ("--matches", int, 40, "matches per game against random, seats alternating"),
+    ("--playclock", float, 0.5, "seconds the agent thinks per move"),
+    ("--startclock", float, 4.0, "seconds of start clock, where small games are solved"),
+    ("--hands", int, 2000, "Kuhn poker hands sampled against the equilibrium"),
+    ("--seed", int, 0, "random seed"),
+)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ggp bench gdl2", description=__doc__.split("\n")[0])
     parser.add_argument("--part", choices=["random", "kuhn", "all"], default="all",
                         help="which figures to measure (default all)")
     parser.add_argument("games", nargs="*", default=[str(GAMES / "krieg_tictactoe.kif")],
                         help="GDL-II games for the random part (default Krieg tic-tac-toe)")
-    parser.add_argument("--matches", type=int, default=40,
-                        help="matches per game against random, seats alternating (default 40)")
-    parser.add_argument("--playclock", type=float, default=0.5,
-                        help="seconds the agent thinks per move (default 0.5)")
-    parser.add_argument("--startclock", type=float, default=4.0,
-                        help="seconds of start clock, where small games are solved (default 4)")
-    parser.add_argument("--hands", type=int, default=2000,
-                        help="Kuhn poker hands sampled against the equilibrium (default 2000)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    for flag, kind, default, text in OPTIONS:
+        parser.add_argument(flag, type=kind, default=default, help=f"{text} (default {default})")
     args = parser.parse_args(argv)
     if args.matches < 1 or args.hands < 2 or args.playclock <= 0 or args.startclock <= 0:
         parser.error("--matches >= 1, --hands >= 2 and positive clocks are needed")
