@@ -62,6 +62,8 @@ class BestResponse:
         machine = self.machine
         groups: dict[tuple[str, ...], dict[State, float]] = {}
         for state, p in belief.items():
+            if time.monotonic() > self.deadline:  # (a big belief takes a while per move)
+                raise LimitReached("no time for the exact endgame")
             if move not in machine.legal_moves(state, self.role):
                 continue
             options = [machine.legal_moves(state, r) for r in self.others]
