@@ -52,6 +52,8 @@ BENCHES: dict[str, tuple[str, str]] = {
     "spectators": ("server.spectator_bench:main",
                    "a tournament watched by open match pages: page delay, relay with and without"),
     "agent": ("agent.bench:main", "our agent against random or UCT opponents on a game"),
+    "gdl2": ("agent.gdl2_bench:main",
+             "the agent in GDL-II games: against random, and on Kuhn poker against the equilibrium"),
     "fuzz": ("agent.fuzz_bench:main",
              "mutated game files and protocol messages: tracebacks and hangs per format"),
     "expand": ("gdl.expand_bench:main",

@@ -105,6 +105,8 @@ class Belief:
         return rng.choices(states, weights=list(self.weights.values()))[0]
 
     def likeliest(self) -> State:
+        if not self.weights:  # (a refill found nothing: the error was reported then)
+            raise GameError("no game state agrees with the moves and percepts received")
         return max(self.weights, key=self.weights.__getitem__)
 
     def condition(self, terminal: bool) -> bool:

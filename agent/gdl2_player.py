@@ -12,8 +12,10 @@ answers the worker's requests as :class:`agent.worker.GdlBrain` does for GDL:
 2. Each step: the belief (:class:`agent.gdl2_belief.Belief`) takes the move played
    for us and our percepts, within a share of the play clock.
 3. The move: forced when there is one; the solved strategy when the information set is
-   in it; else MO-ISMCTS (:class:`agent.ismcts.ISMCTS`) over states drawn from the
-   belief until the deadline, its most visited move.
+   in it; else, while the belief is exact and small enough, the exact best response to
+   uniformly random others (:mod:`agent.gdl2_endgame`, a quarter of the clock at
+   most); else ISMCTS (:class:`agent.ismcts.ISMCTS`) over states drawn from the belief
+   until the deadline, its most visited move.
 
 A game master that speaks only GDL (``PLAY`` with the joint move) tells us every move:
 then the belief follows the true state exactly (the percepts are computed here).
@@ -29,12 +31,14 @@ from typing import Any
 import numpy as np
 
 from agent.gdl2_belief import Belief, is_gdl2_observation, observation_of
+from agent.gdl2_endgame import BestResponse
 from agent.ismcts import ISMCTS
 from gdl.machine import StateMachine
-from solvers.errors import GameError
+from solvers.errors import GameError, LimitReached
 
 BELIEF_SHARE = 0.5  # of the time to the deadline a belief update may take
 EXACT_SHARE = 0.5  # of the start clock the exact solve may take
+ENDGAME_SHARE = 0.25  # of the play clock the exact endgame may take
 
 
 class Gdl2Brain:
@@ -54,7 +58,7 @@ class Gdl2Brain:
     # -- the match ----------------------------------------------------------------------
 
     def metagame(self, until: float) -> dict[str, Any]:
-        from agent.gdl2_exact import solve_small_game
+        from agent.gdl2_exact import solve_small_game  # (its imports take ~1 s: first)
 
         started = time.monotonic()
         info: dict[str, Any] = {"engine": self.machine.engine_name, "gdl2": True,
@@ -82,7 +86,9 @@ class Gdl2Brain:
             deadline = None if until is None else (
                 time.monotonic() + BELIEF_SHARE * max(0.0, until - time.monotonic()))
             self.belief.update(seen.last_move, seen.percepts or (), deadline)
-            step = (seen.last_move, seen.percepts or ())
+            # (as the expansion spells it: the strategy is looked up by that name)
+            own = self.machine.move_to_kif(self.machine.parse_move(seen.last_move, self.role))
+            step = (own, seen.percepts or ())
         else:  # the joint move: the state is known, the percepts follow from it
             moves = list(observation)  # type: ignore[arg-type]
             machine = self.machine
@@ -124,6 +130,8 @@ class Gdl2Brain:
             if weights is not None:
                 move = legal[_draw(weights, self.rng)]
                 info["method"] = "exact"
+        if move is None and self.belief.exact:
+            move = self._endgame_move(started + ENDGAME_SHARE * (until - started), info)
         if move is None:
             result = self.search.search(self.belief, until)
             info.update(method="ismcts", iterations=result.iterations, nodes=result.nodes)
@@ -133,6 +141,17 @@ class Gdl2Brain:
                 info["value"] = round(100 * max(result.means), 2)
         info["time"] = round(time.monotonic() - started, 3)
         return move, info
+
+    def _endgame_move(self, until: float, info: dict[str, Any]) -> str | None:
+        """The exact best response to uniform others over the belief, if it fits."""
+        try:
+            values = BestResponse(self.machine, self.role, until).move_values(
+                self.belief.probabilities())
+        except LimitReached:
+            return None
+        best = max(values, key=values.__getitem__)  # (ties: the first legal move)
+        info.update(method="endgame", value=round(values[best], 2))
+        return self.machine.move_to_kif(best)
 
 
 def _draw(weights: Sequence[float], rng: random.Random) -> int:

@@ -1,4 +1,4 @@
-"""Multiple-observer information set MCTS (MO-ISMCTS) for GDL-II.
+"""Information set MCTS (ISMCTS) for GDL-II, single- or multiple-observer.
 
 Cowling, Powley & Whitehouse, "Information Set Monte Carlo Tree Search", IEEE
 TCIAIG 4(2), 2012, section V.C, with every role moving at every step as GDL has it:
@@ -81,7 +81,7 @@ class IsmctsResult:
 
 
 class ISMCTS:
-    """MO-ISMCTS over a GDL-II state machine for role ``role`` (module docstring)."""
+    """ISMCTS over a GDL-II state machine for role ``role`` (module docstring)."""
 
     def __init__(self, machine: StateMachine, role: int, *, exploration: float = 0.7,
                  max_nodes: int = 200_000, seed: int = 0,

@@ -20,6 +20,7 @@ import pytest
 
 from agent.gamer import Gamer
 from agent.gdl2_belief import Belief, observation_of
+from agent.gdl2_endgame import BestResponse
 from agent.gdl2_player import Gdl2Brain
 from agent.ggp_http import Play, Stop, parse_message
 from agent.http_player import GgpPlayer
@@ -158,6 +159,45 @@ def test_ismcts_switches_in_monty_hall() -> None:
     assert means["stay"] == pytest.approx(1 / 3, abs=0.05)
 
 
+@pytest.mark.parametrize("opponent_trees", [False, True])
+def test_ismcts_root_statistics_in_krieg(opponent_trees: bool) -> None:
+    """Every iteration passes our root once: visits add up to the iterations, over
+    exactly our legal moves (the cells not yet known to be taken)."""
+    machine, belief, _ = krieg_after_x_center()
+    search = ISMCTS(machine, 0, seed=2, opponent_trees=opponent_trees)
+    result = search.search(belief, time.monotonic() + 60, iterations=400)
+    assert sorted(machine.move_to_kif(m) for m in result.moves) == sorted(
+        f"(mark {m} {n})" for m in (1, 2, 3) for n in (1, 2, 3) if (m, n) != (2, 2))
+    assert sum(result.visits) == result.iterations == 400
+
+
+def test_exact_endgame_switches_in_monty_hall() -> None:
+    machine = machine_of("monty_hall", "compiled")
+    belief = Belief(machine, 0)
+    belief.update("(choose 1)", [])
+    belief.update("noop", ["(opened 3)"])
+    values = BestResponse(machine, 0, time.monotonic() + 60).move_values(
+        belief.probabilities())
+    assert {machine.move_to_kif(m): v for m, v in values.items()} == pytest.approx(
+        {"switch": 200 / 3, "stay": 100 / 3})
+
+
+def test_brain_plays_the_solved_kuhn_strategy() -> None:
+    """Solved in the start clock, the strategy is looked up by our own history: the
+    second player holding the king calls a bet (the equilibrium's pure choice)."""
+    machine = machine_of("kuhn_poker", "compiled")
+    brain = Gdl2Brain(machine, machine.roles.index("second"), BrainOptions())
+    info = brain.metagame(time.monotonic() + 6)
+    assert info["exact"]["values"] == pytest.approx([48.6111, 51.3889], abs=0.05)
+    brain.advance({"turn": 1, "last_move": "noop", "percepts": ["(your_card king)"]})
+    brain.advance({"turn": 2, "last_move": "noop", "percepts": ["(did first bet)"]})
+    assert brain.legal() == ["call", "fold"]
+    call, fold = brain.strategy.at(brain.role, brain.info_key, ["call", "fold"])
+    assert call > 0.99 and fold < 0.01
+    move, decision = brain.select(time.monotonic() + 1)
+    assert decision["method"] == "exact"
+
+
 def test_brain_takes_the_joint_move_of_a_gdl_game_master() -> None:
     """A manager speaking only GDL sends the joint move: the belief is then the true state."""
     machine = machine_of("monty_hall", "compiled")
@@ -204,6 +244,7 @@ class Master:
         self.last: str | None = None
         self.percepts: list[str] | None = None
         self.moves: list[str] = []
+        self.faults = 0
 
     @property
     def over(self) -> bool:
@@ -216,8 +257,13 @@ class Master:
         return [self.machine.move_to_kif(m)
                 for m in self.machine.legal_moves(self.state, self.seat)]
 
-    def step(self, answer: str) -> None:
-        assert answer in self.legal(), f"illegal move {answer!r} at turn {self.turn}"
+    def step(self, answer: str, strict: bool = True) -> None:
+        """Play our seat's ``answer``; not ``strict``, an illegal one is a fault and is
+        replaced by a random legal move, which the next message tells as our move."""
+        if answer not in self.legal():
+            assert not strict, f"illegal move {answer!r} at turn {self.turn}"
+            self.faults += 1
+            answer = self.rng.choice(self.legal())
         machine = self.machine
         joint = [self.rng.choice(machine.legal_moves(self.state, r))
                  for r in range(len(machine.roles))]
@@ -238,20 +284,28 @@ MATCHES = [("monty_hall", "contestant"), ("kuhn_poker", "first"), ("kuhn_poker",
            ("krieg_tictactoe", "xplayer"), ("krieg_tictactoe", "oplayer")]
 
 
+async def http_match(master: Master, gamer: Gamer, strict: bool = True,
+                     playclock: float = 0.6) -> GgpPlayer:
+    """One match of ``master``'s game over GGP-II messages, our seat played by ``gamer``."""
+    player = GgpPlayer("ours", gamer, margin=0.2)
+    role = master.machine.roles[master.seat]
+    start = f"(START m1 {role} ({master.text}) 5 {playclock})"
+    assert await player.respond(parse_message(start), time.monotonic()) == "ready"
+    while not master.over:
+        message = parse_message(f"(PLAY m1 {ii_fields(master)})")
+        master.step(await player.respond(message, time.monotonic()), strict)
+    stop = parse_message(f"(STOP m1 {ii_fields(master)})")
+    assert await player.respond(stop, time.monotonic()) == "done"
+    return player
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("game", "seat"), MATCHES)
 async def test_agent_plays_gdl2_over_ggp_http(game: str, seat: str) -> None:
     master = Master(game, seat, seed=len(seat))
     gamer = Gamer(BrainOptions(seed=1))
-    player = GgpPlayer("ours", gamer, margin=0.2)
     try:
-        start = f"(START m1 {seat} ({master.text}) 5 0.6)"
-        assert await player.respond(parse_message(start), time.monotonic()) == "ready"
-        while not master.over:
-            message = parse_message(f"(PLAY m1 {ii_fields(master)})")
-            master.step(await player.respond(message, time.monotonic()))
-        stop = parse_message(f"(STOP m1 {ii_fields(master)})")
-        assert await player.respond(stop, time.monotonic()) == "done"
+        player = await http_match(master, gamer)
     finally:
         gamer.close()
     assert player.results["m1"] is not None  # the belief ended in terminal states
@@ -294,3 +348,22 @@ async def test_agent_plays_gdl2_over_websocket(game: str, seat: str) -> None:
     assert agent.results["w1"]["status"] == "completed"
     # every move was legal (Master.step); on a loaded machine one may be a fallback
     assert [d for d in gamer.decisions if d["method"] != "fallback"]
+
+
+@pytest.mark.slow
+async def test_a_crashed_worker_is_replaced_and_replays_the_percepts() -> None:
+    """The worker dies in step 2: a fallback move, then a new worker replays the GDL-II
+    observations so far and the later steps are chosen from the belief again. (A cold
+    worker may miss the next clock: its fallback, from the last legal list known, can
+    be illegal over GGP HTTP; the master then plays a legal move for us and says so.)"""
+    master = Master("krieg_tictactoe", "xplayer", seed=5)
+    gamer = Gamer(BrainOptions(seed=3), crash_at_step=2)
+    try:
+        await http_match(master, gamer, strict=False, playclock=2.0)
+    finally:
+        gamer.close()
+    methods = [d["method"] for d in gamer.decisions]
+    assert methods[1] == "fallback"
+    # answered by the new worker, its belief replayed (noop steps are "forced" answers)
+    assert {"ismcts", "endgame", "forced"} & set(methods[2:])
+    assert not [d for d in gamer.decisions if "agrees" in d.get("reason", "")]
