@@ -9,7 +9,8 @@ per game even pooled in a block LP and a ``linprog`` call milliseconds of wrappe
 The strategies are a basic solution (a vertex), exact to rounding; each game is
 checked (both players' best pure deviation gains at most ``1e-11`` of the payoff
 scale) and one that fails, or needs more than ``MAX_PIVOTS`` pivots, comes back with
-``ok`` false for the caller's block LP. Imported only through :func:`load` (numba's
+``ok`` false for the caller's block LP (the caller then polishes all of them,
+:mod:`.polish_batch`). Imported only through :func:`load` (numba's
 import and the disk-cached kernel cost about half a second once per process).
 """
 
