@@ -6,11 +6,11 @@ restricted to its alive ``rows`` and ``cols``, one game after another in compile
 code: a 6x6 game takes microseconds, where a HiGHS call costs tens of microseconds
 per game even pooled in a block LP and a ``linprog`` call milliseconds of wrapper.
 
-The strategies are a basic solution (a vertex), exact to rounding; each game is
-checked (both players' best pure deviation gains at most ``1e-11`` of the payoff
-scale) and one that fails, or needs more than ``MAX_PIVOTS`` pivots, comes back with
-``ok`` false for the caller's block LP (the caller then polishes all of them,
-:mod:`.polish_batch`). Imported only through :func:`load` (numba's
+The strategies are a basic solution (a vertex), exact to rounding; each game comes
+back with its larger best pure deviation gain relative to the payoff scale
+(``inf`` when the simplex failed or needed more than ``MAX_PIVOTS`` pivots), so
+the caller sends a game over ``GAIN_TOLERANCE`` to its block LP and polishes
+(:mod:`.polish_batch`) those over rounding. Imported only through :func:`load` (numba's
 import and the disk-cached kernel cost about half a second once per process).
 """
 
@@ -25,8 +25,9 @@ GAIN_TOLERANCE = 1e-11
 
 @njit(cache=True, nogil=True)
 def _solve_one(a: np.ndarray, tableau: np.ndarray, basis: np.ndarray,
-               x: np.ndarray, y: np.ndarray) -> bool:
-    """Fill ``x`` [mr], ``y`` [nc] for the alive game ``a`` [mr, nc]; False if it failed."""
+               x: np.ndarray, y: np.ndarray) -> float:
+    """Fill ``x`` [mr], ``y`` [nc] for the alive game ``a`` [mr, nc]; the relative
+    deviation gain (``inf`` if it failed)."""
     mr, nc = a.shape
     width = nc + mr + 1
     low = a[0, 0]
@@ -63,7 +64,7 @@ def _solve_one(a: np.ndarray, tableau: np.ndarray, basis: np.ndarray,
                 if ratio < best:
                     best = ratio
         if best == np.inf:
-            return False       # unbounded: impossible with positive payoffs
+            return np.inf      # unbounded: impossible with positive payoffs
         row = -1
         for r in range(mr):   # ties in the ratio test: the smallest basic variable
             if t[r, col] > tol and t[r, last] / t[r, col] <= best + tol * max(1.0, abs(best)):
@@ -80,7 +81,7 @@ def _solve_one(a: np.ndarray, tableau: np.ndarray, basis: np.ndarray,
                         t[r, j] -= factor * t[row, j]
         basis[row] = col
     else:
-        return False
+        return np.inf
     y[:] = 0.0
     for r in range(mr):
         if basis[r] < nc:
@@ -90,7 +91,7 @@ def _solve_one(a: np.ndarray, tableau: np.ndarray, basis: np.ndarray,
     sx = x.sum()
     sy = y.sum()
     if not (sx > 0.0 and sy > 0.0):
-        return False
+        return np.inf
     x /= sx
     y /= sy
     # the check: neither player gains by a pure deviation
@@ -109,18 +110,19 @@ def _solve_one(a: np.ndarray, tableau: np.ndarray, basis: np.ndarray,
         for i in range(mr):
             col_pay += x[i] * a[i, j]
         gain = max(gain, value - col_pay)
-    return gain <= GAIN_TOLERANCE * max(1.0, high - low, abs(high), abs(low))
+    return gain / max(1.0, high - low, abs(high), abs(low))
 
 
 @njit(cache=True, nogil=True)
 def solve_zero_sum_batch(u: np.ndarray, rows: np.ndarray, cols: np.ndarray
                          ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(x [b, m], y [b, n], ok [b]): maximin/minimax strategies of the zero-sum games
-    ``u`` [b, m, n] (player 0's payoffs) on their alive ``rows`` [b, m] and ``cols``."""
+    """(x [b, m], y [b, n], gain [b]): maximin/minimax strategies of the zero-sum
+    games ``u`` [b, m, n] (player 0's payoffs) on their alive ``rows`` [b, m] and
+    ``cols``, and their relative deviation gains."""
     b, m, n = u.shape
     x = np.zeros((b, m))
     y = np.zeros((b, n))
-    ok = np.zeros(b, dtype=np.bool_)
+    gain = np.full(b, np.inf)
     tableau = np.empty((m + 1, n + m + 1))
     basis = np.empty(m, dtype=np.int64)
     a = np.empty((m, n))
@@ -145,13 +147,13 @@ def solve_zero_sum_batch(u: np.ndarray, rows: np.ndarray, cols: np.ndarray
         for i in range(mr):
             for j in range(nc):
                 sub[i, j] = u[g, ri[i], ci[j]]
-        if _solve_one(sub, tableau, basis, gx[:mr], gy[:nc]):
-            ok[g] = True
+        gain[g] = _solve_one(sub, tableau, basis, gx[:mr], gy[:nc])
+        if gain[g] < np.inf:
             for i in range(mr):
                 x[g, ri[i]] = gx[i]
             for j in range(nc):
                 y[g, ci[j]] = gy[j]
-    return x, y, ok
+    return x, y, gain
 
 
 def warm_up() -> None:
