@@ -48,6 +48,29 @@ SMALL_PARALLEL = BOARDS + """
 (cell 1 1) (cell 1 2) (cell 2 1) (cell 2 2)
 """
 
+# a move read in part by one rule and not at all by another (a 0-ary projection)
+SAY = """
+(role a) (role b)
+(init (round 0))
+(succ 0 1) (succ 1 2)
+(side heads) (side tails)
+(<= (legal ?r (say ?x ?n)) (role ?r) (side ?x) (true (round ?n)))
+(<= (next spoke) (does a (say ?x ?n)))
+(<= (next (round ?m)) (true (round ?n)) (succ ?n ?m))
+(<= (next (match ?n)) (does a (say ?x ?n)) (does b (say ?x ?k)))
+(<= (next (won ?n)) (true (match ?n)))
+(<= (next (won ?n)) (true (won ?n)))
+(<= terminal (true (round 2)))
+(<= (goal a 100) (true (won 0)) (true (won 1)))
+(<= (goal a 50) (true (won 0)) (not (true (won 1))))
+(<= (goal a 50) (true (won 1)) (not (true (won 0))))
+(<= (goal a 0) (not (true (won 0))) (not (true (won 1))))
+(<= (goal b 0) (true (won 0)) (true (won 1)))
+(<= (goal b 50) (true (won 0)) (not (true (won 1))))
+(<= (goal b 50) (true (won 1)) (not (true (won 0))))
+(<= (goal b 100) (not (true (won 0))) (not (true (won 1))))
+"""
+
 
 def move_rules(machine):
     game = machine._game
@@ -68,6 +91,19 @@ def test_projection_rewrites_only_unused_move_arguments() -> None:
     whole = game.instantiate(rules, game.tables, exact=game.is_static, folded=game.is_static)
     projected = ground_move_rules(game, Budget())
     assert len(projected) < len(whole) / 4
+
+
+def test_partial_and_whole_projections() -> None:
+    machine = load_machine(SAY, engine="compiled")
+    projections, rewritten = project_moves(move_rules(machine)[1])
+    assert {(p.head, p.pos) for p in projections} == {
+        ("does projected 0", (("does", "a", ("say", "?l0", "?l1")),)),
+        (("does projected 1", "?k0"), (("does", "b", ("say", "?k0", "?l0")),))}
+    assert {r.pos for r in rewritten} == {
+        ("does projected 0",), (("does", "a", ("say", "?x", "?n")), ("does projected 1", "?x"))}
+    dag = compare(machine).dag
+    # the root; after round 0 the sides matched or not; after round 1 likewise from each
+    assert dag.num_states == 7
 
 
 def test_projected_network_expands_the_per_state_graph() -> None:
