@@ -17,7 +17,8 @@ Algorithm (bit-sliced evaluation of the rule network):
    network* holds the move-dependent rules (``next`` rules that mention ``does``
    and their helpers), ground once over the reachable domain with the ``does``
    literals kept as atoms, so one network serves every joint move (the per-state
-   engine grounds per move or per joint move instead).
+   engine grounds per move or per joint move instead); move arguments a rule does
+   not read are projected out first (:mod:`gdl.move_projection`).
 2. Each network is cut to the cone of its targets and ordered: strongly connected
    groups of atoms in dependency order, each given a level (1 + the highest level
    it depends on; atoms without rules are the leaves, level 0). Atoms of one level
@@ -60,6 +61,7 @@ import numpy as np
 from gdl import kernels
 from gdl.compile import CompiledMachine
 from gdl.ground import Budget, Value, sccs
+from gdl.move_projection import ground_move_rules
 from solvers.errors import GameRuntimeError
 
 Bodies = list[tuple[tuple[int, ...], tuple[int, ...]]]
@@ -309,11 +311,7 @@ class BatchMachine:
         self._next_atoms = [atom(("next", f)) for f in machine._facts]
         self._does_atoms = [atom(a) for a in moves]
 
-        game = machine._game
-        move_ground = game.instantiate(
-            [r for k in game.dynamic for r in game.rules_by_head.get(k, ()) if game._is_move_rule(r)],
-            game.tables, exact=game.is_static, folded=game.is_static,
-            budget=Budget(max_steps=MOVE_GROUNDING_STEPS))
+        move_ground = ground_move_rules(machine._game, Budget(max_steps=MOVE_GROUNDING_STEPS))
         move_rules: dict[int, Bodies] = {}
         for g in move_ground:
             body = (tuple(atom(a) for a in g.pos), tuple(atom(a) for a in g.neg))

@@ -7,7 +7,7 @@ Steps, all in one run (CPU seconds, ``time.process_time``: other jobs on a share
 machine inflate them less than wall-clock time):
 
 1. Games: chickentictactoe (from the corpus, skipped when it is absent), simultaneous
-   tic-tac-toe (``games/gdl``), and random games with many mixed nodes (constant-sum
+   tic-tac-toe and goofspiel_7 (``games/gdl``; 30,804 states), and random games with many mixed nodes (constant-sum
    6x6-ish DAGs, a full constant-sum game, a general-sum DAG with nature). GDL games
    are expanded to a ``SimultaneousGame`` and converted (``game_to_dag``); expansion
    and conversion are not timed.
@@ -32,6 +32,8 @@ machine inflate them less than wall-clock time):
    second, untimed solves).
 
 ``--quick`` keeps simultaneous tic-tac-toe and one random DAG, and a small scale run.
+blocker and doubletictactoe are not here: today's per-state path does not expand them
+within any budget (docs/solving-gdl.md).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ import numpy as np
 
 from gdl.expand import expand
 from gdl.machine import load_machine
-from solvers.matrix import solve_batch
+from solvers.matrix import compiled, solve_batch
 from solvers.matrix.equilibrium import PURE
 from solvers.matrix.level_batch import solve_level_groups
 from solvers.simultaneous import baseline, certificate, dag_certificate, interval_heuristic
@@ -84,16 +86,28 @@ def mixed_levels(game: SimultaneousGame, solution: Solution) -> list[list[tuple[
 
 
 def per_mixed_node(game: SimultaneousGame, solution: Solution) -> dict:
-    """Step 3: both matrix solvers on the same mixed nodes, level by level."""
+    """Step 3: both matrix solvers on the same mixed nodes, level by level; the new one
+    also without the compiled simplex (HiGHS' block LPs), the path it replaces."""
     levels = mixed_levels(game, solution)
     nodes = sum(len(u0) for stacks in levels for u0, _ in stacks)
+
+    def level_batched() -> list:
+        return [sol for stacks in levels for sol in solve_level_groups(stacks)]
+
     old_sols, old = cpu(lambda: [solve_batch(u0, u1) for stacks in levels for u0, u1 in stacks])
-    new_sols, new = cpu(lambda: [sol for stacks in levels for sol in solve_level_groups(stacks)])
-    gap = max((float(np.abs(a.values - b.values).max()) for a, b in zip(old_sols, new_sols, strict=True)),
-              default=0.0)
+    new_sols, new = cpu(level_batched)
+    enabled, compiled.ENABLED = compiled.ENABLED, False
+    try:
+        highs_sols, highs = cpu(level_batched)
+    finally:
+        compiled.ENABLED = enabled
+    gap = max((float(np.abs(a.values - b.values).max())
+               for a, *news in zip(old_sols, new_sols, highs_sols, strict=True) for b in news), default=0.0)
     return {"mixed_nodes": nodes, "old_ms_per_node": 1e3 * old / max(nodes, 1),
             "new_ms_per_node": 1e3 * new / max(nodes, 1),
-            "ratio": old / new if new > 0 else None, "value_gap": gap}
+            "highs_ms_per_node": 1e3 * highs / max(nodes, 1),
+            "ratio": old / new if new > 0 else None,
+            "highs_ratio": old / highs if highs > 0 else None, "value_gap": gap}
 
 
 def compare(name: str, game: SimultaneousGame, dag: StateDag, say: Callable[[str], None]) -> dict:
@@ -110,10 +124,10 @@ def compare(name: str, game: SimultaneousGame, dag: StateDag, say: Callable[[str
            "new_max_gain": new_cert["max_gain"], "methods": new.stats, **{f"mixed_{k}": v for k, v in mixed.items()},
            "dag_bytes_per_state": dag.nbytes() / dag.num_states,
            "solution_bytes_per_state": new.nbytes() / dag.num_states}
-    ratio = "-" if mixed["ratio"] is None else f"{mixed['ratio']:.1f}x"
+    ratio, highs_ratio = ("-" if mixed[k] is None else f"{mixed[k]:.1f}x" for k in ("ratio", "highs_ratio"))
     say(f"{name:<26} {n:>8} {old_s:>8.2f} {new_s:>8.2f} {old_s / max(new_s, 1e-9):>6.1f}x "
-        f"{mixed['mixed_nodes']:>7} {mixed['old_ms_per_node']:>8.3f} {mixed['new_ms_per_node']:>8.3f} "
-        f"{ratio:>7} {max(gap, mixed['value_gap']):>8.1e} "
+        f"{mixed['mixed_nodes']:>7} {mixed['old_ms_per_node']:>8.3f} {mixed['highs_ms_per_node']:>8.3f} "
+        f"{highs_ratio:>7} {mixed['new_ms_per_node']:>8.3f} {ratio:>7} {max(gap, mixed['value_gap']):>8.1e} "
         f"{'ok' if old_cert['ok'] and new_cert['ok'] else 'FAILED'} {new_cert['max_gain']:.1e}")
     return row
 
@@ -123,6 +137,8 @@ def games(corpus: Path, quick: bool):
     chicken = corpus / "repository" / "chickentictactoe.kif"
     paths = ([("chickentictactoe", chicken)] if chicken.exists() and not quick else []) + \
         [("simultaneous_tictactoe", REPO / "games" / "gdl" / "simultaneous_tictactoe.kif")]
+    if not quick:
+        paths.append(("goofspiel_7", REPO / "games" / "gdl" / "goofspiel_7.kif"))
     for name, path in paths:
         game = expand(load_machine(path)).game
         yield name, game, game_to_dag(game)
@@ -219,8 +235,9 @@ def main(argv: list[str]) -> int:
         print(line, flush=True)
 
     baseline.solve(full_game(2, 2, 0, zero_sum=True))     # warm up scipy and numpy
+    compiled.load()                                         # and the compiled simplex
     say(f"{'game':<26} {'nodes':>8} {'old s':>8} {'new s':>8} {'ratio':>7} {'mixed':>7} "
-        f"{'old ms':>8} {'new ms':>8} {'ratio':>7} {'gap':>8} certificates")
+        f"{'old ms':>8} {'HiGHS ms':>8} {'ratio':>7} {'new ms':>8} {'ratio':>7} {'gap':>8} certificates")
     width = args.scale_width if args.scale_width is not None else (2_000 if args.quick else 100_000)
     cases = list(games(args.corpus, args.quick))
     rows = [compare(name, game, dag, say) for name, game, dag in cases]

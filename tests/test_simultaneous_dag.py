@@ -18,7 +18,7 @@ from test_simultaneous_solvers import bos_with_book, figure_4_7, figure_4_12
 from gdl.expand import expand
 from gdl.machine import load_machine
 from solvers.errors import GameError, LimitReached
-from solvers.matrix import solve_batch
+from solvers.matrix import compiled, solve_batch
 from solvers.matrix.block_lp import solve_block_lp
 from solvers.matrix.dominance import eliminate_dominated
 from solvers.matrix.level_batch import solve_level_batch, solve_level_groups
@@ -54,6 +54,20 @@ def compare(game: SimultaneousGame, solver: str, selection: str = "first"):
     return old, new, new_cert
 
 
+
+@pytest.fixture(params=["compiled simplex", "block LP"])
+def lp_path(request, monkeypatch) -> str:
+    """The level solver's LP step both ways: the compiled simplex on every call, or
+    HiGHS' block LP with the per-shape reductions."""
+    if request.param == "compiled simplex":
+        if not compiled.ENABLED:
+            pytest.skip("numba is not installed (or GGP_NUMBA=0)")
+        monkeypatch.setattr(compiled, "MIN_GAMES", 0)
+    else:
+        monkeypatch.setattr(compiled, "ENABLED", False)
+    return request.param
+
+
 # ---------------------------------------------------------------- matrix games
 def test_dominance_removes_exactly_the_dominated_actions() -> None:
     # row 1 is dominated by row 0; column 2 by column 0 (player 1 minimises u0); the
@@ -84,9 +98,32 @@ def test_block_lp_equals_per_game_lp(shape) -> None:
     assert (value - np.einsum("bi,bij->bj", x, u).min(axis=1)).max() <= 1e-9
 
 
+@pytest.mark.parametrize("shape", [(1, 4), (2, 3), (4, 4), (5, 5), (7, 3), (9, 9)])
+def test_compiled_simplex_equals_per_game_lp(shape) -> None:
+    pytest.importorskip("numba")
+    from solvers.matrix.simplex_kernels import solve_zero_sum_batch
+
+    rng = np.random.default_rng(sum(shape))
+    # uniform payoffs, and small integers: ties, degenerate games, pure saddle points
+    for u in (rng.uniform(-1.0, 1.0, (100, *shape)), rng.integers(0, 3, (100, *shape)) * 50.0):
+        rows, cols = np.ones((100, shape[0]), bool), np.ones((100, shape[1]), bool)
+        if shape[0] > 1:
+            rows[::3, 0] = False     # some games restricted to their alive actions
+        x, y, gain = solve_zero_sum_batch(u, rows, cols)
+        assert gain.max() <= 1e-12
+        assert (x[~rows] == 0).all() and (y[~cols] == 0).all()
+        value = np.einsum("bi,bij,bj->b", x, u, y)
+        assert value == pytest.approx([maximin(a[r][:, c])[1] for a, r, c in zip(u, rows, cols, strict=True)],
+                                      abs=1e-9)
+        # (x, y) is an equilibrium of the alive game: no pure deviation pays
+        alive_rows = np.where(rows, np.einsum("bij,bj->bi", u, y), -np.inf)
+        assert (alive_rows.max(axis=1) - value).max() <= 1e-9
+        assert (value - np.einsum("bi,bij->bj", x, u).min(axis=1)).max() <= 1e-9
+
+
 @pytest.mark.parametrize("selection", SELECTIONS)
 @pytest.mark.parametrize("shape", [(2, 2), (3, 3), (3, 5), (6, 6)])
-def test_level_batch_values_equal_solve_batch(shape, selection) -> None:
+def test_level_batch_values_equal_solve_batch(shape, selection, lp_path) -> None:
     rng = np.random.default_rng(7)
     u0 = rng.integers(0, 4, (60, *shape)).astype(float)   # ties: several equilibria
     for u1 in (10.0 - u0, rng.integers(0, 4, (60, *shape)).astype(float)):
@@ -98,7 +135,7 @@ def test_level_batch_values_equal_solve_batch(shape, selection) -> None:
         assert np.array_equal(new.x[pure], old.x[pure]) and np.array_equal(new.y[pure], old.y[pure])
 
 
-def test_level_groups_pool_shapes_with_dominated_actions() -> None:
+def test_level_groups_pool_shapes_with_dominated_actions(lp_path) -> None:
     rng = np.random.default_rng(3)
     stacks = []
     for shape in [(2, 5), (4, 4), (6, 3), (7, 7)]:
@@ -114,7 +151,7 @@ def test_level_groups_pool_shapes_with_dominated_actions() -> None:
 # ---------------------------------------------------------------- random games
 @pytest.mark.parametrize("solver", ["baseline", "ih"])
 @pytest.mark.parametrize("zero_sum", [True, False])
-def test_random_games_equal_the_old_path(solver, zero_sum) -> None:
+def test_random_games_equal_the_old_path(solver, zero_sum, lp_path) -> None:
     for seed in range(5):
         compare(variable_game(4, 3, seed, zero_sum=zero_sum), solver)
         compare(full_game(3, 2, seed, zero_sum=zero_sum), solver)
