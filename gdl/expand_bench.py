@@ -94,12 +94,12 @@ def bench_game(machine: StateMachine, name: str, budget: Budget, numpy: bool = T
     if not isinstance(machine, CompiledMachine):
         raise GameError(f"{name}: the compiled engine declined it ({machine.fallback_reason})")
     runs = [_batched_run(machine, name, budget, "batched")]
-    if numpy and kernels.ENABLED:
-        kernels.ENABLED = False
+    if numpy and kernels.KERNELS.enabled:
+        kernels.KERNELS.enabled = False
         try:
             runs.append(_batched_run(machine, name, budget, "batched-numpy"))
         finally:
-            kernels.ENABLED = True
+            kernels.KERNELS.enabled = True
     return runs + [_per_state_run(machine, name, budget)]
 
 
@@ -174,11 +174,11 @@ def _ratio(new: Run, old: Run, what: str) -> str:
 
 def _load_kernels() -> str:
     """Load (or compile, the first time) the kernels before timing: what it cost."""
-    if not kernels.ENABLED:
+    if not kernels.KERNELS.enabled:
         return "off (numba is not installed or GGP_NUMBA=0): every batch takes numpy"
     wall, cpu = time.perf_counter(), time.process_time()
     kernels.load()
-    return (f"numba, for every batch once loaded (else from {kernels.MIN_ITEMS:,} items); loaded in "
+    return (f"numba, for every batch once loaded (else from {kernels.KERNELS.min_items:,} items); loaded in "
             f"{time.perf_counter() - wall:.2f} s ({time.process_time() - cpu:.2f} s CPU, "
             "including a compile if the disk cache was empty)")
 

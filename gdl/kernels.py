@@ -17,33 +17,9 @@ loaded they win at every size (simultaneous tic-tac-toe: 0.017 s instead of
 
 from __future__ import annotations
 
-from importlib import import_module
-from types import ModuleType
+from solvers.numba_switch import LazyKernels
 
-from solvers.numba_switch import numba_allowed
-
-ENABLED = numba_allowed()
 MIN_ITEMS = 50_000
-_loaded: ModuleType | None = None
-
-
-def compiled(items: int) -> ModuleType | None:
-    """:mod:`gdl.batch_kernels` when a batch of ``items`` should use it, else None."""
-    if not ENABLED or (_loaded is None and items < MIN_ITEMS):
-        return None
-    return _loaded or load()
-
-
-def load() -> ModuleType | None:
-    """Import numba and the kernels and compile (or load from the disk cache) all
-    of them now, rather than at their first batches. A numba that does not import
-    (say, built for another numpy) switches the kernels off: None."""
-    global _loaded, ENABLED
-    try:
-        batch_kernels = import_module("gdl.batch_kernels")
-    except ImportError:
-        ENABLED = False
-        return None
-    batch_kernels.warm_up()
-    _loaded = batch_kernels
-    return batch_kernels
+KERNELS = LazyKernels("gdl.batch_kernels", MIN_ITEMS)
+compiled = KERNELS.when  # gdl.batch_kernels when a batch of that many items should use it
+load = KERNELS.load      # compile (or load from the disk cache) every kernel now

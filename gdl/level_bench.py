@@ -96,11 +96,11 @@ def per_mixed_node(game: SimultaneousGame, solution: Solution) -> dict:
 
     old_sols, old = cpu(lambda: [solve_batch(u0, u1) for stacks in levels for u0, u1 in stacks])
     new_sols, new = cpu(level_batched)
-    enabled, compiled.ENABLED = compiled.ENABLED, False
+    enabled, compiled.SIMPLEX.enabled = compiled.SIMPLEX.enabled, False
     try:
         highs_sols, highs = cpu(level_batched)
     finally:
-        compiled.ENABLED = enabled
+        compiled.SIMPLEX.enabled = enabled
     gap = max((float(np.abs(a.values - b.values).max())
                for a, *news in zip(old_sols, new_sols, highs_sols, strict=True) for b in news), default=0.0)
     return {"mixed_nodes": nodes, "old_ms_per_node": 1e3 * old / max(nodes, 1),

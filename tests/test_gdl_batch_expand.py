@@ -38,10 +38,10 @@ UNLIMITED = Budget(max_states=None, memory_mb=None)
 @pytest.fixture(params=["numba", "numpy"], autouse=True)
 def kernels(request, monkeypatch) -> str:
     """Run the test with the compiled kernels, then with the numpy passes."""
-    if request.param == "numba" and not gdl.kernels.ENABLED:
+    if request.param == "numba" and not gdl.kernels.KERNELS.enabled:
         pytest.skip("numba is not installed (or GGP_NUMBA=0)")
-    monkeypatch.setattr(gdl.kernels, "ENABLED", request.param == "numba")
-    monkeypatch.setattr(gdl.kernels, "MIN_ITEMS", 0)   # small games take the kernels too
+    monkeypatch.setattr(gdl.kernels.KERNELS, "enabled", request.param == "numba")
+    monkeypatch.setattr(gdl.kernels.KERNELS, "min_items", 0)   # small games take the kernels too
     return request.param
 
 # 2-player corpus games that expand completely in about a second state by state:
@@ -208,7 +208,7 @@ def test_compiled_transpose_and_hash_equal_the_numpy_ones(kernels: str) -> None:
     moved = gdl.batch_machine.transpose_bits(single)
     assert moved[70, 0] == np.uint64(1 << 5) and int(moved.astype(bool).sum()) == 1
     hashes = gdl.row_table.hash_rows(matrix)
-    gdl.kernels.ENABLED = kernels != "numba"
+    gdl.kernels.KERNELS.enabled = kernels != "numba"
     assert np.array_equal(gdl.row_table.hash_rows(matrix), hashes)
 
 
@@ -226,22 +226,22 @@ def test_row_table_grows_and_keeps_numbers_under_collisions(monkeypatch) -> None
 
 
 def test_kernel_rule_threshold_switch_and_lazy_import(monkeypatch) -> None:
-    monkeypatch.setattr(gdl.kernels, "MIN_ITEMS", 50_000)
-    monkeypatch.setattr(gdl.kernels, "_loaded", None)
-    if gdl.kernels.ENABLED:
+    monkeypatch.setattr(gdl.kernels.KERNELS, "min_items", 50_000)
+    monkeypatch.setattr(gdl.kernels.KERNELS, "loaded", None)
+    if gdl.kernels.KERNELS.enabled:
         assert gdl.kernels.compiled(49_999) is None
         assert gdl.kernels.compiled(50_000).__name__ == "gdl.batch_kernels"
         assert gdl.kernels.compiled(1).__name__ == "gdl.batch_kernels"   # loaded: every size
-    monkeypatch.setattr(gdl.kernels, "ENABLED", False)
+    monkeypatch.setattr(gdl.kernels.KERNELS, "enabled", False)
     assert gdl.kernels.compiled(10**9) is None
     # a numba that does not import switches the kernels off instead of failing
-    monkeypatch.setattr(gdl.kernels, "ENABLED", True)
-    monkeypatch.setattr(gdl.kernels, "_loaded", None)
+    monkeypatch.setattr(gdl.kernels.KERNELS, "enabled", True)
+    monkeypatch.setattr(gdl.kernels.KERNELS, "loaded", None)
     monkeypatch.setitem(sys.modules, "gdl.batch_kernels", None)
-    assert gdl.kernels.compiled(10**9) is None and not gdl.kernels.ENABLED
+    assert gdl.kernels.compiled(10**9) is None and not gdl.kernels.KERNELS.enabled
     # GGP_NUMBA=0 switches the kernels off; numba is imported only when a batch needs it
     code = ("import sys, gdl.batch_expand, gdl.kernels; "
-            "print(gdl.kernels.ENABLED, 'numba' in sys.modules)")
+            "print(gdl.kernels.KERNELS.enabled, 'numba' in sys.modules)")
     for value, enabled in (("0", "False"), ("1", str(find_spec("numba") is not None))):
         env = {**os.environ, "GGP_NUMBA": value}
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

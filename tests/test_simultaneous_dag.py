@@ -60,11 +60,11 @@ def lp_path(request, monkeypatch) -> str:
     """The level solver's LP step both ways: the compiled simplex on every call, or
     HiGHS' block LP with the per-shape reductions."""
     if request.param == "compiled simplex":
-        if not compiled.ENABLED:
+        if not compiled.SIMPLEX.enabled:
             pytest.skip("numba is not installed (or GGP_NUMBA=0)")
         monkeypatch.setattr(compiled, "MIN_GAMES", 0)
     else:
-        monkeypatch.setattr(compiled, "ENABLED", False)
+        monkeypatch.setattr(compiled.SIMPLEX, "enabled", False)
     return request.param
 
 

@@ -14,31 +14,9 @@ Why: importing numba and loading the disk-cached kernel cost about 1 s of CPU
 
 from __future__ import annotations
 
-from importlib import import_module
-from types import ModuleType
+from solvers.numba_switch import LazyKernels
 
-from solvers.numba_switch import numba_allowed
-
-ENABLED = numba_allowed()
 MIN_GAMES = 2_000
-_loaded: ModuleType | None = None
-
-
-def simplex(games: int) -> ModuleType | None:
-    """:mod:`.simplex_kernels` when a call with ``games`` LP games should use it."""
-    if not ENABLED or (_loaded is None and games < MIN_GAMES):
-        return None
-    return _loaded or load()
-
-
-def load() -> ModuleType | None:
-    """Import numba and the kernel now (None when numba does not import)."""
-    global _loaded, ENABLED
-    try:
-        kernels = import_module("solvers.matrix.simplex_kernels")
-    except ImportError:
-        ENABLED = False
-        return None
-    kernels.warm_up()
-    _loaded = kernels
-    return kernels
+SIMPLEX = LazyKernels("solvers.matrix.simplex_kernels", MIN_GAMES)
+simplex = SIMPLEX.when  # .simplex_kernels when a call with that many LP games should use it
+load = SIMPLEX.load
