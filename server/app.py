@@ -65,7 +65,8 @@ class MatchServer:
                  grace: float = GRACE, max_running: int = 64, max_agents: int = 8,
                  http_allow: Sequence[str] = LOOPBACK,
                  agents: dict[str, str] | None = None,
-                 max_spectators: int = MAX_SPECTATORS) -> None:
+                 max_spectators: int = MAX_SPECTATORS,
+                 public_spectators: bool = False) -> None:
         self.records = records
         self.host = host
         self.port = port
@@ -89,7 +90,8 @@ class MatchServer:
         self.finished: OrderedDict[str, MatchOutcome] = OrderedDict()
         self._finished_seats: dict[str, set[str]] = {}  # the ws seats' names, for rejoins
         self.identities = Identities(records)
-        self.spectators = Spectators(records, max_spectators=max_spectators)
+        self.spectators = Spectators(records, max_spectators=max_spectators,
+                                     admin_token=self.admin_token, public=public_spectators)
         self.web = WebPages(self.spectators, records, host.lower() in LOOPBACK_NAMES)
         self.agents = dict(agents or {})  # names the operator registers: name -> secret
         self._server: Server | None = None

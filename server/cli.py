@@ -162,6 +162,10 @@ def serve_main(argv: list[str]) -> int:
     parser.add_argument("--max-connections", type=bounded_int(1, 65536), default=1024,
                         metavar="N",
                         help="open sockets at most (default 1024)")
+    parser.add_argument("--public-spectators", action="store_true",
+                        help="show running hidden-information matches (GDL-II, .efg, tree, "
+                        "POSG) whole to every spectator and page; by default they are "
+                        "redacted until the end, since a player could watch its own match")
     args = parser.parse_args(argv)
     for folder in args.games:
         if not Path(folder).is_dir():
@@ -190,7 +194,8 @@ async def _serve(records: Records, args: argparse.Namespace, token: str,
     server = MatchServer(records, host=args.host, port=args.port, game_dirs=args.games,
                          max_connections=args.max_connections, admin_token=token,
                          max_running=args.max_running, max_agents=args.max_agents,
-                         http_allow=args.allow_http, agents=agents)
+                         http_allow=args.allow_http, agents=agents,
+                         public_spectators=args.public_spectators)
     await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

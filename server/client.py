@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -61,7 +62,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--server", required=True, metavar="URL",
                         help="the server, ws://HOST:PORT (ggp serve prints it)")
     parser.add_argument("--token", default=None, metavar="T",
-                        help=f"the admin token for create, list and abort; it shows in ps, so "
+                        help=f"the admin token for create, list and abort (watch: shows a running hidden-information match whole); it shows in ps, so "
                         f"prefer the variable {ENV_ADMIN_TOKEN} or --token-file")
     parser.add_argument("--token-file", default=None, metavar="FILE",
                         help="read the admin token from this file (ggp serve writes one; "
@@ -83,7 +84,11 @@ def main(argv: list[str]) -> int:
     args = parser.parse_intermixed_args(argv)
     base = server_url(args.server)
     _check_args(args)
-    token = _token(args) if args.action in CONTROL else None
+    if args.action in CONTROL:
+        token = _token(args)
+    else:  # watch: a token given on purpose shows a hidden-information match whole
+        explicit = args.token or args.token_file or os.environ.get(ENV_ADMIN_TOKEN)
+        token = _token(args) if explicit else None
     return asyncio.run(_run(args, base, token))
 
 
@@ -170,7 +175,7 @@ async def _run(args: argparse.Namespace, base: str, token: str | None) -> int:
     async with ws:
         try:
             if args.action == "watch":
-                return await _watch(ws, args)
+                return await _watch(ws, args, token)
             return await _control(ws, args, base, token or "")
         except ConnectionClosed:
             raise GameError(f"{base} closed the connection") from None
@@ -245,10 +250,12 @@ def _list_text(rows: list[dict[str, Any]]) -> str:
     return _columns(table)
 
 
-async def _watch(ws: ClientConnection, args: argparse.Namespace) -> int:
+async def _watch(ws: ClientConnection, args: argparse.Namespace, token: str | None) -> int:
     """Print the match until it ends: 0 if it completed, else 1."""
-    first = await _ask(ws, {"type": "watch", "match": args.target}, ("watching",),
-                       args.timeout)
+    request = {"type": "watch", "match": args.target}
+    if token is not None:
+        request["admin_token"] = token
+    first = await _ask(ws, request, ("watching",), args.timeout)
     roles = first["roles"]
     message = first
     while True:

@@ -101,8 +101,9 @@ CLIENT_MESSAGES: dict[str, dict[str, tuple[Any, bool]]] = {
                "seed": (_int(0, MAX_SEED), False), "admin_token": (_str(max_chars=256), False)},
     "abort": {"match": (_MATCH, True), "admin_token": (_str(max_chars=256), False)},
     "list": {"admin_token": (_str(max_chars=256), False)},
-    # spectators (no login, no token: read-only)
-    "watch": {"match": (_MATCH, True)},
+    # spectators (no login, no token: read-only; the admin token lifts the live
+    # redaction of hidden-information matches)
+    "watch": {"match": (_MATCH, True), "admin_token": (_str(max_chars=256), False)},
     "unwatch": {"match": (_MATCH, True)},
 }
 

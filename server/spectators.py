@@ -12,12 +12,19 @@ puts it, without waiting, in every watching socket's bounded queue; one writer t
 socket sends. A socket whose queue is full (it reads slower than the matches play) or
 whose send stalls for ``SEND_TIMEOUT`` is closed (code 1008); the matches never notice.
 State views (``server/web/board.py``) are computed only when someone watches.
+
+Hidden information: while a GDL-II, ``.efg``/tree or POSG match runs, a player could
+open a spectator socket and read its opponents' cards, so spectators get it redacted
+(who acted, answer times and fault codes; no moves, no state) unless the server was
+started with ``public_spectators`` or the ``watch`` carries the admin token. The end
+reveals everything (``ended`` then carries the full history and view).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
 import logging
 import time
 from collections import OrderedDict
@@ -32,7 +39,15 @@ from server.connections import SEND_TIMEOUT
 from server.match import Match, state_text
 from server.protocol import ProtocolError
 from server.records import Records
-from server.web.board import Grid, detect_grid, game_grid, parse_kif_list, recorded_view, state_view
+from server.web.board import (
+    Grid,
+    detect_grid,
+    game_grid,
+    parse_kif_list,
+    recorded_view,
+    state_view,
+    text_view,
+)
 from solvers.errors import GameError
 from solvers.playable import State
 
@@ -42,17 +57,30 @@ MAX_SPECTATORS = 256  # spectator sockets at once (each also counts as a connect
 SPECTATOR_QUEUE = 1024  # messages waiting for one spectator socket; one more closes it
 MAX_WATCHED = 64  # matches one spectator socket may watch at once
 RECENT_FEEDS = 256  # finished matches kept in memory for late spectators and the pages
+HIDDEN_FORMATS = ("efg", "tree", "posg")  # formats whose players see only part of a state
+HIDDEN_VIEW = text_view("hidden information: the moves and the state are shown when the "
+                        "match ends")
 
 
 def _seconds(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-class Feed:
-    """One match as spectators see it (everything: true states, every role's moves)."""
+def redacted_entry(entry: dict[str, Any]) -> dict[str, Any]:
+    """A step of a hidden-information match as anyone may see it while it runs: who
+    acted ("?"), answer times and fault codes (an ``IL`` without the move)."""
+    return {**entry, "moves": [None if m is None else "?" for m in entry["moves"]],
+            "errors": [e.split(" ", 1)[0] for e in entry["errors"]]}
 
-    def __init__(self, match: Match, state: State) -> None:
+
+class Feed:
+    """One match as spectators see it (everything: true states, every role's moves;
+    while it runs, a hidden-information match only redacted unless ``full``)."""
+
+    def __init__(self, match: Match, state: State, public: bool = False) -> None:
         self.match = match
+        self.hidden = not public and (getattr(match, "views", None) is not None
+                                      or match.game.format in HIDDEN_FORMATS)
         self.id = match.id
         self.game = match.game
         self.status = "starting"  # starting | running | completed | aborted
@@ -64,6 +92,7 @@ class Feed:
         self.payoffs: list[float] | None = None
         self.reason: str | None = None
         self.watchers: set[Spectator] = set()
+        self.full_watchers: set[Spectator] = set()  # those who see a hidden match whole
         self._grid: Grid | None = None
         self._grid_known = False
 
@@ -77,9 +106,18 @@ class Feed:
             self._grid_known = True
         return self._grid
 
+    @property
+    def redacted(self) -> bool:
+        """Whether anonymous spectators see this match redacted now (hidden and running)."""
+        return self.hidden and self.status not in ("completed", "aborted")
+
     def view(self, index: int = -1) -> dict[str, Any]:
         """The view of the state after step ``index`` (0: the initial state; -1: now)."""
         return state_view(self.game, self.states[index], self.grid)
+
+    def public_view(self, index: int = -1) -> dict[str, Any]:
+        """:meth:`view` as anyone may see it now."""
+        return HIDDEN_VIEW if self.redacted else self.view(index)
 
     def clock_message(self) -> dict[str, Any] | None:
         if self.clock is None or self.status in ("completed", "aborted"):
@@ -88,9 +126,11 @@ class Feed:
         return {"type": "clock", "match": self.id, "step": self.clock["step"],
                 "acting": self.clock["acting"], "deadline": round(left, 3)}
 
-    def watching(self) -> dict[str, Any]:
+    def watching(self, full: bool = False) -> dict[str, Any]:
+        """The ``watching`` message (redacted when :attr:`redacted` and not ``full``)."""
         clock = self.clock_message()
         match = self.match
+        redact = self.redacted and not full
         return {"type": "watching", "match": self.id,
                 "game": {"name": self.game.name, "format": self.game.format},
                 "roles": list(self.game.roles), "players": list(match.specs),
@@ -99,8 +139,10 @@ class Feed:
                 "started": self.started, "step": len(self.steps),
                 "clock": None if clock is None else {k: clock[k] for k in
                                                      ("step", "acting", "deadline")},
-                "history": list(self.steps), "view": self.view(),
-                "payoffs": self.payoffs, "reason": self.reason}
+                "history": [redacted_entry(e) for e in self.steps] if redact
+                else list(self.steps),
+                "view": HIDDEN_VIEW if redact else self.view(),
+                "hidden": redact, "payoffs": self.payoffs, "reason": self.reason}
 
 
 def recorded_views(record: dict[str, Any]) -> Callable[[int], dict[str, Any]]:
@@ -178,8 +220,11 @@ class Spectators:
     """Every match's listener, and the spectator sockets (see the module docstring)."""
 
     def __init__(self, records: Records, *, max_spectators: int = MAX_SPECTATORS,
-                 queue_size: int = SPECTATOR_QUEUE, recent: int = RECENT_FEEDS) -> None:
+                 queue_size: int = SPECTATOR_QUEUE, recent: int = RECENT_FEEDS,
+                 admin_token: str = "", public: bool = False) -> None:
         self.records = records
+        self.admin_token = admin_token
+        self.public = public
         self.max_spectators = max_spectators
         self.queue_size = queue_size
         self.recent = recent
@@ -189,7 +234,7 @@ class Spectators:
     # --- the match listener (synchronous, never waits) ---
 
     def begun(self, match: Match, state: State) -> None:
-        feed = self.feeds[match.id] = Feed(match, state)
+        feed = self.feeds[match.id] = Feed(match, state, self.public)
         feed.clock = {"step": 0, "acting": list(match.game.roles),
                       "deadline_at": time.time() + match.startclock}
 
@@ -218,7 +263,9 @@ class Spectators:
         feed.states.append(state)
         if feed.watchers:
             self._send(feed, {"type": "played", "match": match.id, **entry,
-                              "view": feed.view()})
+                              "view": feed.view()},
+                       {"type": "played", "match": match.id, **redacted_entry(entry),
+                        "view": HIDDEN_VIEW} if feed.hidden else None)
 
     def ended(self, match: Match) -> None:
         feed = self.feeds.get(match.id)
@@ -229,22 +276,30 @@ class Spectators:
             else "aborted"
         feed.payoffs, feed.reason, feed.clock = outcome.payoffs, outcome.reason, None
         if feed.watchers:
-            self._send(feed, {"type": "ended", "match": match.id, "status": feed.status,
-                              "payoffs": feed.payoffs, "reason": feed.reason})
+            ended = {"type": "ended", "match": match.id, "status": feed.status,
+                     "payoffs": feed.payoffs, "reason": feed.reason}
+            # a hidden match is over: what was held back is shown now
+            self._send(feed, {**ended, "history": list(feed.steps), "view": feed.view()}
+                       if feed.hidden else ended)
             for spectator in feed.watchers:  # the match is over: it no longer counts
                 spectator.watching.discard(match.id)
             feed.watchers.clear()
+            feed.full_watchers.clear()
         self.feeds.move_to_end(match.id)
         finished = [k for k, f in self.feeds.items() if f.status in ("completed", "aborted")]
         for old in finished[:max(0, len(finished) - self.recent)]:
             del self.feeds[old]
 
-    def _send(self, feed: Feed, message: dict[str, Any] | None) -> None:
+    def _send(self, feed: Feed, message: dict[str, Any] | None,
+              redacted: dict[str, Any] | None = None) -> None:
+        """Send ``message`` to the feed's watchers (``redacted`` to those who may not see
+        a running hidden-information match whole)."""
         if message is None:
             return
         text = protocol.encode(message)  # once, whatever the number of spectators
+        other = text if redacted is None else protocol.encode(redacted)
         for spectator in list(feed.watchers):
-            spectator.offer(text)
+            spectator.offer(text if spectator in feed.full_watchers else other)
 
     # --- spectator sockets ---
 
@@ -290,12 +345,13 @@ class Spectators:
                       control: Control) -> None:
         kind = message["type"]
         if kind == "watch":
-            await self._watch(spectator, message["match"])
+            await self._watch(spectator, message["match"], self._is_admin(message))
         elif kind == "unwatch":
             match_id = message["match"]
             feed = self.feeds.get(match_id)
             if feed is not None:
                 feed.watchers.discard(spectator)
+                feed.full_watchers.discard(spectator)
             spectator.watching.discard(match_id)
             spectator.offer(protocol.encode({"type": "unwatched", "match": match_id}))
         elif kind == "ping":
@@ -308,34 +364,54 @@ class Spectators:
             raise ProtocolError("spectator", f"{kind!r} on a spectator connection: a socket "
                                 "that watches never logs in (open another one)", ref=kind)
 
-    async def _watch(self, spectator: Spectator, match_id: str) -> None:
+    def _is_admin(self, message: dict[str, Any]) -> bool:
+        """Whether a ``watch`` carries the admin token (a wrong one is refused)."""
+        given = message.get("admin_token")
+        if given is None:
+            return False
+        if not self.admin_token or not hmac.compare_digest(given.encode(),
+                                                           self.admin_token.encode()):
+            raise ProtocolError("not-allowed", "wrong admin token", message["match"], "watch")
+        return True
+
+    async def _watch(self, spectator: Spectator, match_id: str, full: bool = False) -> None:
         if match_id in spectator.watching:
             raise ProtocolError("bad-field", f"already watching {match_id}", match_id, "watch")
         if len(spectator.watching) >= MAX_WATCHED:
             raise ProtocolError("too-many", f"a spectator watches at most {MAX_WATCHED} "
                                 "matches at once (unwatch one)", match_id, "watch")
-        snapshot = await self.snapshot(match_id)
+        snapshot = await self.snapshot(match_id, full)
         if snapshot is None:
             raise ProtocolError("unknown-match", f"no match {match_id!r}", match_id, "watch")
         spectator.offer(protocol.encode(snapshot[0]))
         feed = self.feeds.get(match_id)  # (no wait since the snapshot: no step missed)
         if feed is not None and feed.status not in ("completed", "aborted"):
             feed.watchers.add(spectator)
+            if full:
+                feed.full_watchers.add(spectator)
             spectator.watching.add(match_id)
 
-    async def snapshot(self, match_id: str
+    async def snapshot(self, match_id: str, full: bool = False
                        ) -> tuple[dict[str, Any], Callable[[int], dict[str, Any]]] | None:
         """A match for the pages: its ``watching`` message and the view after any step
-        (from memory, else from the records); None when there is no such match."""
+        (from memory, else from the records; redacted while a hidden-information match
+        runs, unless ``full``); None when there is no such match."""
         feed = self.feeds.get(match_id)
         if feed is not None:
-            return feed.watching(), feed.view
+            return feed.watching(full), feed.view if full else feed.public_view
         try:
             record = await asyncio.to_thread(self.records.get_match, match_id)
         except GameError:
             return None
         view_at = recorded_views(record)
-        return recorded_watching(record, view_at), view_at
+        watching = recorded_watching(record, view_at)
+        hidden = record["format"] in HIDDEN_FORMATS or any(
+            s.get("percepts") is not None for s in record["steps"])
+        if record["status"] == "running" and hidden and not (full or self.public):
+            watching.update(history=[redacted_entry(e) for e in watching["history"]],
+                            view=HIDDEN_VIEW, hidden=True)
+            return watching, lambda k: HIDDEN_VIEW
+        return watching, view_at
 
     async def close(self) -> None:
         for spectator in list(self.sockets):

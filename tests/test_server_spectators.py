@@ -136,3 +136,51 @@ def test_watch_messages_parse(kind: str) -> None:
     from server.protocol import parse_message
     assert parse_message(json.dumps({"type": kind, "match": "m.1"})) == \
         {"type": kind, "match": "m.1"}
+
+
+KUHN = REPO / "games" / "gdl2" / "kuhn_poker.kif"
+
+
+async def test_hidden_information_is_redacted_while_the_match_runs(tmp_path: Path) -> None:
+    """A player could watch its own GDL-II match: anonymous spectators see who acted,
+    times and fault codes but no move and no state until the end; the admin token sees
+    everything; a wrong token is refused."""
+    game = load_game(KUHN)
+    async with running_server(tmp_path, grace=0.05, admin_token="operator-secret") as srv:
+        match = srv.create_match(game, ["random?delay=0.1", "random?delay=0.1"],
+                                 startclock=1, playclock=1, seed=3)
+        async with connect(srv.url) as ws:
+            await ws.send(json.dumps({"type": "watch", "match": match.id,
+                                      "admin_token": "wrong-token"}))
+            assert json.loads(await ws.recv())["code"] == "not-allowed"
+        anonymous, admin = await asyncio.gather(
+            watch_to_end(srv.url, match.id), watch_full(srv.url, match.id, "operator-secret"))
+        await srv.tasks.get(match.id, asyncio.sleep(0))
+        record = srv.records.get_match(match.id)
+    moves = [s["moves"] for s in record["steps"]]
+    assert anonymous[0]["status"] != "completed" and anonymous[0]["hidden"] is True
+    live = anonymous[0]["history"] + [m for m in anonymous if m["type"] == "played"]
+    assert [s["step"] for s in live] == [s["step"] for s in record["steps"]]
+    assert all(m in (None, "?") for s in live for m in s["moves"])
+    assert [[m is None for m in s["moves"]] for s in live] == [[m is None for m in ms]
+                                                              for ms in moves]
+    views = [anonymous[0]["view"]] + [m["view"] for m in anonymous if m["type"] == "played"]
+    assert all(v["kind"] == "text" and "hidden" in v["text"] for v in views)
+    cards = ("jack", "queen", "king")
+    assert not any(c in json.dumps(m) for m in anonymous[:-1] for c in cards)
+    # the end shows what was held back
+    assert [s["moves"] for s in anonymous[-1]["history"]] == moves
+    assert any(c in json.dumps(anonymous[-1]["view"]) for c in cards)
+    full = admin[0]["history"] + [m for m in admin if m["type"] == "played"]
+    assert admin[0]["hidden"] is False and [s["moves"] for s in full] == moves
+
+
+async def watch_full(url: str, match_id: str, token: str) -> list[dict[str, Any]]:
+    async with connect(url, max_size=None) as ws:
+        await ws.send(json.dumps({"type": "watch", "match": match_id, "admin_token": token}))
+        messages = []
+        async for data in ws:
+            messages.append(json.loads(data))
+            if messages[-1]["type"] in ("ended", "error"):
+                return messages
+    return messages

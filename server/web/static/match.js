@@ -257,6 +257,11 @@
       window.ggpDelays.push(Date.now() / 1000 - message.at);
       if (window.ggpDelays.length > 10000) window.ggpDelays.shift();
     } else if (message.type === "ended") {
+      if (message.history) {  // a hidden-information match shows what it held back
+        document.querySelector("#log tbody").replaceChildren();
+        message.history.forEach(addStep);
+        showBoard(message.view, "board");
+      }
       setStatus(message.status);
       setClock(null);
       renderScores({ status: message.status, payoffs: message.payoffs, reason: message.reason,
