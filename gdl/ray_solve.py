@@ -265,6 +265,22 @@ class RaySolveResult:
     seconds: dict[str, float]
     shards: list[dict[str, Any]] = field(default_factory=list)
 
+    def summary(self) -> str:
+        values = ", ".join(f"{role} {value:g}" for role, value in
+                           zip(self.roles, (round(v, 9) for v in self.values), strict=True))
+        check = self.certificate
+        lines = [f"game {self.game}: {self.states:,} states ({self.nonterminal:,} non-terminal), "
+                 f"{self.transitions:,} transitions, {len(self.shards)} shards, {self.levels} "
+                 f"levels, {self.rounds} rounds",
+                 f"baseline: values {values} in {self.seconds['total']:.2f} s (expand "
+                 f"{self.seconds['expand']:.2f} s, solve {self.seconds['solve']:.2f} s, check "
+                 f"{self.seconds['check']:.2f} s)"]
+        lines += [f"shard {p['shard']} on {p['node']}: {p['states']:,} states, {p['ghosts']:,} "
+                  f"ghosts, peak {p['peak_mb']:,.0f} MB" for p in self.shards]
+        lines.append(f"certificate: max gain {check['max_gain']:.3g}"
+                     + ("" if check["ok"] else " (NOT an equilibrium within tolerance)"))
+        return "\n".join(lines)
+
     def to_json(self) -> dict[str, Any]:
         return {"game": self.game, "solver": "baseline", "path": "ray",
                 "values": dict(zip(self.roles, self.values, strict=True)),

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import GAMES
+from conftest import GAMES, shared_path
 
 from solvers.ray_cluster import connect, node_args, ray_module
 
@@ -121,6 +121,53 @@ def test_a_lost_node_loses_no_match_and_records_none_twice(cluster: Any,
     assert len(rows) == 6 and len({r[0] for r in rows}) == 6 and twice == 0
     assert all(status == "completed" and steps == 4 for _, status, _, steps in rows)
     assert result.retried >= 1
+
+
+@pytest.mark.slow
+def test_sharded_solve_of_a_corpus_game_equals_one_process(cluster: Any) -> None:
+    """chickentictactoe (18,611 states) over two shards on two nodes: the values of every
+    state and the certificate of the single-process scale path."""
+    import numpy as np
+
+    from gdl.ray_solve import solve_sharded
+    from gdl.row_table import RowTable
+    from gdl.solve_cli import solve_game
+
+    path = shared_path("gdl-corpus", "repository", "chickentictactoe.kif")
+    single = solve_game(path, "baseline")
+    shards: list[Any] = []
+    result = solve_sharded(path.read_text(), str(path), 2, keep=shards)
+    try:
+        parts = ray.get([shard.values.remote() for shard in shards])
+    finally:
+        for shard in shards:
+            ray.kill(shard)
+    assert (result.states, result.nonterminal, result.transitions) == (
+        single.states, single.figures()["nonterminal"], single.transitions) == (
+        18_611, 11_093, 163_195)
+    assert np.allclose(result.values, list(single.values().values()), atol=1e-9)
+    assert len({p["node"] for p in result.shards}) == 2
+    table = RowTable(single.expansion.packed.shape[1])
+    table.add(single.expansion.packed)
+    for rows, values in parts:   # every state, found by its packed facts
+        index, new = table.add(rows)
+        assert new == 0
+        assert np.abs(values - single.solution.values[index]).max() <= 1e-9
+    expected = single.certificate
+    assert result.certificate["ok"] and expected["ok"]
+    for field in ("states_checked", "unsolved_reached"):
+        assert result.certificate[field] == expected[field]
+    assert abs(result.certificate["max_gain"] - expected["max_gain"]) <= 1e-9
+
+
+def test_solve_with_ray_refuses_what_it_does_not_do(tmp_path: Path) -> None:
+    from gdl.solve_cli import main
+    from solvers.errors import GameError
+
+    game = str(GAMES / "gdl" / "goofspiel_3.kif")
+    for extra in (["--solver", "ih"], ["--save", str(tmp_path / "x.npz")], ["--path", "model"]):
+        with pytest.raises(GameError, match="not available with"):
+            main([game, "--ray", "local:1", *extra])
 
 
 def test_ws_seats_are_refused_with_ray() -> None:
