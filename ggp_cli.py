@@ -43,6 +43,8 @@ BENCHES: dict[str, tuple[str, str]] = {
                "the thesis' random-game tables: baseline and IH beside Gambit's LCP"),
     "cfr": ("solvers.extensive.bench:main", "CFR and CFR+ on Kuhn and Leduc beside OpenSpiel"),
     "server": ("server.bench:main", "many concurrent matches on one match server"),
+    "ray": ("server.ray_bench:main",
+            "a tournament and a sharded solve on a local Ray cluster beside one process"),
     "agent": ("agent.bench:main", "our agent against random or UCT opponents on a game"),
     "fuzz": ("agent.fuzz_bench:main",
              "mutated game files and protocol messages: tracebacks and hangs per format"),

@@ -122,6 +122,7 @@ def play_on_node(source: GameSource, specs: list[str], match_id: str, options: d
     """Step 2 of the module docstring (the body of the Ray task): the match's record."""
     ray = ray_module()
     node = node_label()
+    # waited for: a start the ledger never heard of would hide a retry
     ray.get(ledger.started.remote(match_id, node))
     try:
         record = asyncio.run(_run_match(_loaded(source), specs, match_id, options))
