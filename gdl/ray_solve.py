@@ -31,6 +31,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import resource
+import secrets
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,6 +47,7 @@ from gdl.machine import load_machine, read_rules
 from gdl.row_table import hash_rows, unique_rows
 from solvers.errors import GameError, LimitReached
 from solvers.ray_cluster import connect, node_label, ray_module
+from solvers.simultaneous.dag_baseline import check_memory
 from solvers.simultaneous.dag_certificate import certificate
 from solvers.simultaneous.shard_solve import (
     LocalDag,
@@ -161,6 +163,7 @@ class Shard:
     def __init__(self, kif: str, filename: str, shard: int, shards: int, budget: Budget,
                  selection: str) -> None:
         self.shard, self.shards, self.selection = shard, shards, selection
+        self.memory_mb = budget.memory_mb
         self.started = time.perf_counter()
         try:
             rules, name = read_rules(kif)
@@ -203,7 +206,11 @@ class Shard:
         self.local = self.expansion.local()
         return _returns(self.local.needs(self.shards))
 
+    @_named
     def subscribe(self, *needs: np.ndarray) -> int:
+        """Who needs which of this shard's values; the solve's start (within the memory
+        budget: the local DAG and the solve's arrays); the states to solve."""
+        check_memory(self.local.dag, self.memory_mb)
         self.subscribers = list(needs)
         self.solve = ShardSolve(self.local, self.subscribers, self.selection)
         return self.solve.left
@@ -300,7 +307,8 @@ def solve_sharded(kif: str, filename: str, shards: int, *, budget: Budget | None
     say = progress or (lambda _: None)
     start = time.perf_counter()
     actor = ray.remote(num_cpus=1, max_restarts=0)(Shard)
-    actors = [actor.options(name=f"ggp shard {k}/{shards}", scheduling_strategy="SPREAD")
+    run = secrets.token_hex(3)  # names unique per solve: two may share a cluster
+    actors = [actor.options(name=f"ggp-shard-{k}-of-{shards}-{run}", scheduling_strategy="SPREAD")
               .remote(kif, filename, k, shards, budget, selection) for k in range(shards)]
     if keep is not None:
         keep.extend(actors)
@@ -322,7 +330,7 @@ def solve_sharded(kif: str, filename: str, shards: int, *, budget: Budget | None
         ray.get([a.start_check.remote() for a in actors])
         _rounds(ray, actors, "check_round", say, budget, start)
         parts = ray.get([a.summary.remote() for a in actors])
-    except ray.exceptions.RayTaskError as exc:
+    except ray.exceptions.RayError as exc:
         raise _one_line(exc) from None
     finally:
         if keep is None:

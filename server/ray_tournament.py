@@ -185,7 +185,7 @@ async def run_ray_tournament(records: Records, games: Sequence[PlayableGame],
     here = ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(
         ray.get_runtime_context().get_node_id(), soft=True)
     ledger = ray.remote(num_cpus=0)(Ledger).options(
-        name=f"ledger {plan.id}", scheduling_strategy=here).remote()
+        name=f"ggp-ledger-{plan.id}", scheduling_strategy=here).remote()
     gate = asyncio.Semaphore(concurrency)
     running: set[Any] = set()
 
@@ -194,7 +194,7 @@ async def run_ray_tournament(records: Records, games: Sequence[PlayableGame],
         options = {"startclock": startclock, "playclock": playclock, "seed": pairing.seed,
                    "tournament": plan.id, "http_allow": list(http_allow)}
         async with gate:
-            ref = task.options(name=f"ggp match {match_id}", max_retries=max_retries,
+            ref = task.options(name=f"ggp-match-{match_id}", max_retries=max_retries,
                                retry_exceptions=False).remote(
                 source_of[id(pairing.game)], [plan.entrants[e] for e in pairing.entrants],
                 match_id, options, ledger)
