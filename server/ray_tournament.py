@@ -194,8 +194,10 @@ async def run_ray_tournament(records: Records, games: Sequence[PlayableGame],
         options = {"startclock": startclock, "playclock": playclock, "seed": pairing.seed,
                    "tournament": plan.id, "http_allow": list(http_allow)}
         async with gate:
+            # Ray's own errors inside the task (a dying node's worker losing the
+            # ledger) are retried like the node's loss; the match's GameErrors are not
             ref = task.options(name=f"ggp-match-{match_id}", max_retries=max_retries,
-                               retry_exceptions=False).remote(
+                               retry_exceptions=[ray.exceptions.RayError]).remote(
                 source_of[id(pairing.game)], [plan.entrants[e] for e in pairing.entrants],
                 match_id, options, ledger)
             running.add(ref)

@@ -100,25 +100,26 @@ def test_tournament_on_two_nodes_equals_one_machine(cluster: Any, tmp_path: Path
 @pytest.mark.slow
 def test_a_lost_node_loses_no_match_and_records_none_twice(cluster: Any,
                                                            tmp_path: Path) -> None:
-    """A third node joins, takes matches, and is killed after the second match ends; its
-    matches run again on the others (Ray's task retries)."""
-    players = ["random?delay=0.15", "first", "random"]   # ~0.6 s a match: some in flight
-    single = _single_machine(tmp_path, players, rounds=2)
+    """A third node joins, takes matches, and is killed when the first match ends (three
+    run at once, one per node, ~1.2 s each: the others are in flight); its match runs
+    again on the others (Ray's task retries)."""
+    players = ["random?delay=0.3", "first", "random"]
+    single = _single_machine(tmp_path, players, rounds=3)
     doomed = cluster.add_node(**node_args())
     cluster.wait_for_nodes()
     finished = []
 
-    def kill_after_two(outcome: Any) -> None:
+    def kill_after_one(outcome: Any) -> None:
         finished.append(outcome)
-        if len(finished) == 2:
+        if len(finished) == 1:
             cluster.remove_node(doomed, allow_graceful=False)
 
-    result = _on_ray(tmp_path / "ray.sqlite", players, rounds=2, on_match=kill_after_two,
+    result = _on_ray(tmp_path / "ray.sqlite", players, rounds=3, on_match=kill_after_one,
                      concurrency=3)
     assert doomed not in cluster.worker_nodes
     assert _outcomes(result.to_json()["matches"]) == _outcomes(single["matches"])
     rows, twice = _recorded(tmp_path / "ray.sqlite", result.id)
-    assert len(rows) == 6 and len({r[0] for r in rows}) == 6 and twice == 0
+    assert len(rows) == 9 and len({r[0] for r in rows}) == 9 and twice == 0
     assert all(status == "completed" and steps == 4 for _, status, _, steps in rows)
     assert result.retried >= 1
 

@@ -8,17 +8,10 @@ import numpy as np
 import pytest
 
 from solvers.errors import UnsupportedGame
-from solvers.simultaneous import dag_baseline, dag_certificate
+from solvers.simultaneous import dag_baseline, dag_certificate, shard_solve
 from solvers.simultaneous.dag import StateDag
 from solvers.simultaneous.random_games import random_dag
-from solvers.simultaneous.shard_solve import (
-    LocalDag,
-    ShardCheck,
-    ShardSolve,
-    check_progress,
-    combine_figures,
-    local_dag,
-)
+from solvers.simultaneous.shard_solve import LocalDag, check_progress
 
 
 def split(dag: StateDag, owner: np.ndarray, shards: int) -> tuple[list[LocalDag], np.ndarray]:
@@ -34,7 +27,7 @@ def split(dag: StateDag, owner: np.ndarray, shards: int) -> tuple[list[LocalDag]
                                   for s in mine] + [np.empty(0, np.int64)]).astype(np.int64)
         children = dag.entry_child[entries]
         counts = np.stack([dag.n0[mine], dag.n1[mine], dag.nk[mine]], axis=1)
-        locals_.append(local_dag(counts, dag.payoff[mine], owner[children].astype(np.int32),
+        locals_.append(shard_solve.local_dag(counts, dag.payoff[mine], owner[children].astype(np.int32),
                                  rank[children], k, int(rank[dag.root]), dag.player_names))
     return locals_, rank
 
@@ -64,17 +57,17 @@ def test_sharded_solve_equals_one_process(shards: int, zero_sum: bool) -> None:
         locals_, rank = split(dag, owner, shards)
         needs = [local.needs(shards) for local in locals_]
         subscribers = [[needs[i][k] for i in range(shards)] for k in range(shards)]
-        solves = [ShardSolve(local, subscribers[k], "first") for k, local in enumerate(locals_)]
+        solves = [shard_solve.ShardSolve(local, subscribers[k], "first") for k, local in enumerate(locals_)]
         run(solves, shards)
         for k, s in enumerate(solves):
             mine = np.flatnonzero(owner == k)
             gap = np.abs(s.solver.values[rank[mine]] - single.values[mine])
             assert gap.max(initial=0.0) <= 1e-9, (seed, k)
-        checks = [ShardCheck(local, subscribers[k], s.solution())
+        checks = [shard_solve.ShardCheck(local, subscribers[k], s.solution())
                   for k, (local, s) in enumerate(zip(locals_, solves, strict=True))]
         run(checks, shards)
         root = solves[owner[dag.root]].solver.solved[rank[dag.root]]
-        got = dag_certificate.certificate(combine_figures([c.figures() for c in checks]),
+        got = dag_certificate.certificate(shard_solve.combine_figures([c.figures() for c in checks]),
                                           bool(root))
         assert got["ok"] and expected["ok"]
         assert got["states_checked"] == expected["states_checked"]
