@@ -10,7 +10,9 @@ Algorithm:
    ordered one with ``--swap-roles``), and the filler takes the seats left. Match ``i`` gets the seed
    ``hash(tournament seed, i)``.
 2. Run the matches on one server, at most ``concurrency`` at a time, recording each
-   with the tournament's id; a progress bar goes to stderr.
+   with the tournament's id; a progress bar goes to stderr. (On a Ray cluster,
+   :mod:`server.ray_tournament` runs the same plan's matches as tasks through
+   :func:`run_planned`.)
 3. Standings per entrant, per game and overall: the mean payoff with a 95%
    confidence interval (Student's t over the matches: ``t(0.975, n-1) * s / sqrt(n)``),
    and wins/draws/losses (a win: strictly the highest payoff of the match; a draw:
