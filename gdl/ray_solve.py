@@ -58,6 +58,9 @@ from solvers.simultaneous.shard_solve import (
     local_dag,
 )
 
+#: seconds the shard actors get to start and compile the game
+START_SECONDS = 600
+
 
 def owners(rows: np.ndarray, shards: int) -> np.ndarray:
     """The shard of each packed state: the high half of its table hash (the low bits
@@ -306,14 +309,21 @@ def solve_sharded(kif: str, filename: str, shards: int, *, budget: Budget | None
     budget = budget or Budget()
     say = progress or (lambda _: None)
     start = time.perf_counter()
-    actor = ray.remote(num_cpus=1, max_restarts=0)(Shard)
+    # a CPU each when the cluster has as many, else none reserved (spread all the same):
+    # more shards than CPUs must not wait forever for room
+    cpus = 1 if shards <= ray.cluster_resources().get("CPU", 0) else 0
+    actor = ray.remote(num_cpus=cpus, max_restarts=0)(Shard)
     run = secrets.token_hex(3)  # names unique per solve: two may share a cluster
     actors = [actor.options(name=f"ggp-shard-{k}-of-{shards}-{run}", scheduling_strategy="SPREAD")
               .remote(kif, filename, k, shards, budget, selection) for k in range(shards)]
     if keep is not None:
         keep.extend(actors)
     try:
-        loaded = ray.get([a.ready.remote() for a in actors])
+        try:
+            loaded = ray.get([a.ready.remote() for a in actors], timeout=START_SECONDS)
+        except ray.exceptions.GetTimeoutError:
+            raise GameError(f"the {shards} shards did not start within {START_SECONDS} s "
+                            "(is the cluster's memory or CPU taken?)") from None
         errors = [e for e, _ in loaded if e is not None]
         if errors:
             raise GameError(errors[0])

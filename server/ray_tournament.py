@@ -231,7 +231,10 @@ async def _failure(ledger: Any, match_id: str, exc: Exception) -> GameError:
     cause = getattr(exc, "cause", None)
     if isinstance(cause, GameError):  # raised by the task: it names the node already
         return GameError(str(cause))
-    where = await ledger.where.remote(match_id)
+    try:
+        where = await ledger.where.remote(match_id)
+    except Exception:  # the ledger's node is gone too
+        where = None
     lines = [line for line in str(exc).splitlines() if line.strip()]
     return GameError(f"match {match_id} failed on node {where or '(not started)'}: "
                      f"{type(exc).__name__}: {lines[-1] if lines else ''}")

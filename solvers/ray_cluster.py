@@ -16,6 +16,7 @@ Nothing reaches out: no dashboard, no usage statistics, and a local cluster bind
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import re
 from collections.abc import Iterator
@@ -94,6 +95,9 @@ def connect(address: str) -> Iterator[Connection]:
     try:
         if n is not None:
             from ray.cluster_utils import Cluster
+
+            # its INFO lines (the address file it rewrites) are not ours to show
+            logging.getLogger("ray").setLevel(logging.WARNING)
 
             cluster = Cluster(initialize_head=True, head_node_args=node_args())
             for _ in range(n - 1):
