@@ -19,6 +19,7 @@ import contextlib
 import logging
 import os
 import re
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -91,6 +92,8 @@ def connect(address: str) -> Iterator[Connection]:
     stopping a local cluster, however the block ends."""
     n = local_nodes(address)
     ray = ray_module(loopback=n is not None or address.startswith(LOOPBACK))
+    if n is None:
+        _probe(address)
     cluster = None
     try:
         if n is not None:
@@ -123,6 +126,19 @@ def connect(address: str) -> Iterator[Connection]:
         if cluster is not None:
             with contextlib.suppress(Exception):
                 cluster.shutdown()
+
+
+def _probe(address: str, seconds: float = 5.0) -> None:
+    """A head's ``HOST:PORT`` must answer at once: Ray itself retries for minutes."""
+    match = re.fullmatch(r"(?:ray://)?\[?([^\]]+?)\]?:(\d+)", address)
+    if match is None:
+        return  # auto, or a form Ray checks itself
+    try:
+        with socket.create_connection((match.group(1), int(match.group(2))), timeout=seconds):
+            pass
+    except OSError as exc:
+        raise GameError(f"cannot reach the Ray cluster at {address}: "
+                        f"{exc.strerror or type(exc).__name__}") from None
 
 
 def node_label() -> str:

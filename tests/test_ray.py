@@ -179,6 +179,14 @@ def test_ws_seats_are_refused_with_ray() -> None:
         check_ray_specs(["random", "ws:alice"])
 
 
+def test_an_unreachable_head_is_a_one_line_error() -> None:
+    from solvers.errors import GameError
+
+    with pytest.raises(GameError, match="cannot reach the Ray cluster at 127.0.0.1:1"):
+        with connect("127.0.0.1:1"):
+            pass
+
+
 def test_bad_local_addresses_are_one_line_errors() -> None:
     from solvers.errors import GameError
     from solvers.ray_cluster import local_nodes
