@@ -51,6 +51,8 @@ BENCHES: dict[str, tuple[str, str]] = {
     "server": ("server.bench:main", "many concurrent matches on one match server"),
     "spectators": ("server.spectator_bench:main",
                    "a tournament watched by open match pages: page delay, relay with and without"),
+    "ray": ("server.ray_bench:main",
+            "a tournament and a sharded solve on a local Ray cluster beside one process"),
     "agent": ("agent.bench:main", "our agent against random or UCT opponents on a game"),
     "gdl2": ("agent.gdl2_bench:main",
              "the agent in GDL-II games: against random, and on Kuhn poker against the equilibrium"),

@@ -328,15 +328,24 @@ class BatchedExpansion:
             index = [local // (n1 * nk), local // nk % n1, local % nk]
             moves = [legal[start[k][parent] + index[k]] for k in range(len(self.slots))]
             children = self.bm.next_states(batch, parent, moves)
-        _, new = self.states.add(children, self.entry_child.reserve(total))
+        new = self._admit(children)
         self.transitions += total
+        self._check_states()
+        if new:
+            self._check_budget()
+
+    def _admit(self, children: np.ndarray) -> int:
+        """Step 4 for a batch's next states: number them (new ones join the next
+        frontier) as the batch's entries; how many were new."""
+        _, new = self.states.add(children, self.entry_child.reserve(len(children)))
+        self.entry_child.n += len(children)
+        return new
+
+    def _check_states(self) -> None:
         if self.budget.max_states is not None and self.states.n > self.budget.max_states:
             raise LimitReached(f"expansion stopped: the budget of {self.budget.max_states:,} "
                                f"states was reached after {time.perf_counter() - self.limits.start:.1f}"
                                " s (raise --max-states)")
-        self.entry_child.n += total
-        if new:
-            self._check_budget()
 
     def held_bytes(self) -> int:
         """Bytes of the arrays being built (with their spare capacity)."""

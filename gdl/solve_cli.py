@@ -4,6 +4,7 @@
               [--strategy OUT.jsonl] [--save FILE] [--max-states N] [--time-limit S]
               [--memory-mb M] [--engine auto|compiled|general] [--selection RULE] [--quiet]
               [--trace FILE.csv] [--plot FILE.png]
+    ggp solve GAME.kif --ray ADDRESS|auto|local:N [--shards N]   (gdl/ray_solve.py)
 
 Steps:
 
@@ -421,6 +422,8 @@ def main(argv: Sequence[str]) -> int:
     progress = None if args.quiet else _stderr
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
                     memory_mb=args.memory_mb, sample=trace.add if outputs.wanted else None)
+    if args.ray is not None:
+        return _solve_on_ray(args, budget, progress)
     try:
         result = solve_game(args.game, args.solver, budget=budget, engine=args.engine,
                             selection=args.selection, progress=progress, path=args.path)
@@ -441,6 +444,30 @@ def main(argv: Sequence[str]) -> int:
     else:
         print(_summary(result))
     return 0 if result.certificate.get("ok", True) else 1
+
+
+def _solve_on_ray(args: argparse.Namespace, budget: Budget,
+                  progress: Callable[[str], None] | None) -> int:
+    """``--ray``: the sharded baseline (:mod:`gdl.ray_solve`)."""
+    from gdl.ray_solve import solve_on_ray
+
+    unsupported = [flag for flag, given in (("--solver " + args.solver, args.solver != "baseline"),
+                                            ("--path model", args.path == "model"),
+                                            ("--strategy", args.strategy), ("--save", args.save),
+                                            ("--engine " + args.engine, args.engine == "general"))
+                   if given]
+    if unsupported:
+        raise GameError(f"--ray runs the baseline on the dag path; {unsupported[0]} is not "
+                        "available with it")
+    if args.shards is not None and not 1 <= args.shards <= 1024:
+        raise GameError("--shards must be in [1, 1024]")
+    result = solve_on_ray(args.game, args.ray, args.shards, budget=budget,
+                          selection=args.selection, progress=progress)
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(result.summary())
+    return 0 if result.certificate["ok"] else 1
 
 
 def save_result(path: str | Path, result: GdlSolveResult) -> int:
@@ -549,4 +576,10 @@ def _parser() -> argparse.ArgumentParser:
                         "pure one in row-major order; default), welfare, max0, min0, max1, min1")
     parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     add_trace_arguments(parser, "the states expanded against time")
+    parser.add_argument("--ray", metavar="ADDRESS",
+                        help="shard the states across a Ray cluster (baseline, dag path): its "
+                        "head's HOST:PORT, auto, or local:N (a throw-away cluster of N nodes "
+                        "here); --max-states and --memory-mb then bound each shard (docs/ray.md)")
+    parser.add_argument("--shards", type=int, metavar="N",
+                        help="with --ray: shard actors (default one per node)")
     return parser

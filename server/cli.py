@@ -14,7 +14,7 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -333,6 +333,10 @@ def tournament_main(argv: list[str]) -> int:
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     parser.add_argument("--plot", metavar="FILE.png",
                         help="draw the standings with their 95%% confidence intervals as a PNG")
+    parser.add_argument("--ray", default=None, metavar="ADDRESS",
+                        help="run the matches as tasks on a Ray cluster: its head's HOST:PORT, "
+                        "auto (the cluster of this machine) or local:N (a throw-away cluster "
+                        "of N nodes here); records stay in --db (docs/ray.md)")
     args = parser.parse_args(argv)
     _setup_logging()
     _check_specs(args.players + ([args.fill] if args.fill is not None else []))
@@ -340,7 +344,13 @@ def tournament_main(argv: list[str]) -> int:
     games = _load_games(args.games, args.game_dirs)
     records = Records(args.db)
     try:
-        result = asyncio.run(_tournament(records, games, args))
+        if args.ray is None:
+            result = asyncio.run(_tournament(records, games, args))
+        else:
+            from server.ray_tournament import ray_tournament
+
+            result = ray_tournament(records, games, args.games, args, _progress(args, games),
+                                    _http_allowed(_entrants(args)))
     finally:
         records.close()
     if args.json:
@@ -357,20 +367,26 @@ def tournament_main(argv: list[str]) -> int:
     return 0
 
 
+def _entrants(args: argparse.Namespace) -> list[str]:
+    return args.players + ([args.fill] if args.fill is not None else [])
+
+
+def _progress(args: argparse.Namespace,
+              games: list[PlayableGame]) -> Callable[[MatchOutcome], None] | None:
+    """The progress bar's callback (None with --quiet)."""
+    if args.quiet:
+        return None
+    bar = ProgressBar(len(schedule(games, len(args.players), args.rounds, args.swap_roles, 0,
+                                   args.fill is not None)))
+    return lambda outcome: bar.advance(f"{outcome.match.split('.')[0]} {outcome.status}")
+
+
 async def _tournament(records: Records, games: list[PlayableGame],
                       args: argparse.Namespace) -> TournamentResult:
-    specs = args.players + ([args.fill] if args.fill is not None else [])
-    async with MatchServer(records, port=0, http_allow=_http_allowed(specs)) as server:
+    async with MatchServer(records, port=0, http_allow=_http_allowed(_entrants(args))) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
-        total = len(schedule(games, len(args.players), args.rounds, args.swap_roles, 0,
-                             args.fill is not None))
-        bar = None if args.quiet else ProgressBar(total)
-
-        def progress(outcome: MatchOutcome) -> None:
-            if bar is not None:
-                bar.advance(f"{outcome.match.split('.')[0]} {outcome.status}")
-
+        progress = _progress(args, games)
         return await run_tournament(server, games, args.players, rounds=args.rounds,
                                     swap_roles=args.swap_roles, concurrency=args.concurrency,
                                     startclock=args.startclock, playclock=args.playclock,

@@ -308,6 +308,43 @@ class Records:
                            reason: str | None = None) -> None:
         await self._arun(self._finish_match, match, status, payoffs, reason)
 
+    def _import_match(self, record: dict[str, Any]) -> bool:
+        # a savepoint: the match and its steps land together, in a batch or alone
+        self._conn.execute("SAVEPOINT import_match")
+        try:
+            added = self._insert_match(record)
+        except BaseException:
+            self._conn.execute("ROLLBACK TO import_match")
+            raise
+        finally:
+            self._conn.execute("RELEASE import_match")
+        return added
+
+    def _insert_match(self, record: dict[str, Any]) -> bool:
+        cursor = self._conn.execute(
+            "INSERT OR IGNORE INTO matches (id, game, format, roles, players, seed, startclock,"
+            " playclock, tournament, status, reason, payoffs, initial_state, description,"
+            " started, finished, owner) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (record["id"], record["game"], record["format"], json.dumps(record["roles"]),
+             json.dumps(record["players"]), record["seed"], record["startclock"],
+             record["playclock"], record.get("tournament"), record["status"], record["reason"],
+             None if record["payoffs"] is None else json.dumps(record["payoffs"]),
+             record.get("initial_state"), json.dumps(record["description"]), record["started"],
+             record["finished"], self.owner))
+        if cursor.rowcount == 0:
+            return False
+        self._conn.executemany(
+            "INSERT INTO steps (match, step, moves, errors, state, time) VALUES (?,?,?,?,?,?)",
+            [(record["id"], s["step"], json.dumps(s["moves"]), json.dumps(s["errors"]),
+              s["state"], s["time"]) for s in record["steps"]])
+        return True
+
+    async def import_match(self, record: dict[str, Any]) -> bool:
+        """Write a finished match recorded elsewhere (``get_match``'s form: a Ray task's
+        in-memory records) with its steps; False, writing nothing, when its id is
+        recorded already, so a match run again after a lost node is kept once."""
+        return await self._arun(self._import_match, record)
+
     async def begin_tournament(self, tid: str, config: dict[str, Any]) -> None:
         await self._arun(self._begin_tournament, tid, config)
 

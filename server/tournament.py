@@ -10,7 +10,9 @@ Algorithm:
    ordered one with ``--swap-roles``), and the filler takes the seats left. Match ``i`` gets the seed
    ``hash(tournament seed, i)``.
 2. Run the matches on one server, at most ``concurrency`` at a time, recording each
-   with the tournament's id; a progress bar goes to stderr.
+   with the tournament's id; a progress bar goes to stderr. (On a Ray cluster,
+   :mod:`server.ray_tournament` runs the same plan's matches as tasks through
+   :func:`run_planned`.)
 3. Standings per entrant, per game and overall: the mean payoff with a 95%
    confidence interval (Student's t over the matches: ``t(0.975, n-1) * s / sqrt(n)``),
    and wins/draws/losses (a win: strictly the highest payoff of the match; a draw:
@@ -30,7 +32,7 @@ import random
 import secrets
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
@@ -39,6 +41,7 @@ from scipy import stats
 from server.app import MatchServer
 from server.match import MatchOutcome
 from server.payoff_range import GDL_RANGE, PayoffRange, observed_range, payoff_range
+from server.records import Records
 from solvers.errors import GameError
 from solvers.playable import PlayableGame
 from solvers.report import player_keys
@@ -238,13 +241,24 @@ class TournamentResult:
         }
 
 
-async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
-                         players: Sequence[str], *, rounds: int = 1, swap_roles: bool = False,
-                         concurrency: int = 4, startclock: float = 10.0, playclock: float = 5.0,
-                         seed: int | None = None, fill: str | None = None,
-                         on_match: Callable[[MatchOutcome], None] | None = None
-                         ) -> TournamentResult:
-    """Schedule, run and score a round robin on ``server`` (see the module docstring).
+@dataclass
+class Plan:
+    """A tournament before it runs: its id, saved configuration, entrants and schedule."""
+
+    id: str
+    config: dict[str, Any]
+    entrants: list[str]  # the player specs, the filler last
+    names: list[str]
+    pairings: list[Pairing]
+    seed: int
+    ranges: dict[str, PayoffRange]  # the games' payoff ranges known before any match
+
+
+def plan_tournament(games: Sequence[PlayableGame], players: Sequence[str], *, rounds: int = 1,
+                    swap_roles: bool = False, concurrency: int = 4, startclock: float = 10.0,
+                    playclock: float = 5.0, seed: int | None = None,
+                    fill: str | None = None) -> Plan:
+    """Step 1 of the module docstring, the same wherever the matches then run.
 
     ``fill``: the player spec of the seats left when a game has more roles than
     ``players``; it is an entrant of its own in the standings."""
@@ -260,30 +274,53 @@ async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
     if fill is not None:
         config["fill"] = fill
         entrants.append(fill)
-    names = entrant_names(entrants)
     pairings = schedule(games, len(players), rounds, swap_roles, seed, fill is not None)
     tid = f"tournament.{int(time.time() * 1000)}.{secrets.token_hex(2)}"
-    await server.records.begin_tournament(tid, config)
+    return Plan(tid, config, entrants, entrant_names(entrants), pairings, seed, known)
+
+
+async def run_planned(records: Records, plan: Plan,
+                      play: Callable[[int, Pairing], Awaitable[MatchOutcome]]) -> TournamentResult:
+    """Record the tournament, run every match with ``play(index, pairing)`` (concurrently:
+    ``play`` bounds itself), then score and record the standings (step 3); a failure or
+    Ctrl-C records the tournament as aborted."""
+    await records.begin_tournament(plan.id, plan.config)
+    try:
+        outcomes = await asyncio.gather(*(play(i, p) for i, p in enumerate(plan.pairings)))
+    except BaseException:
+        await asyncio.shield(records.finish_tournament(plan.id, "aborted", None))
+        raise
+    ranges = game_ranges(plan.pairings, outcomes, plan.ranges)
+    table = standings(plan.pairings, outcomes, plan.names, ranges)
+    await records.finish_tournament(plan.id, "completed", [s.to_json() for s in table])
+    return TournamentResult(plan.id, plan.names, plan.pairings, list(outcomes), table,
+                            plan.seed, ranges)
+
+
+async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
+                         players: Sequence[str], *, rounds: int = 1, swap_roles: bool = False,
+                         concurrency: int = 4, startclock: float = 10.0, playclock: float = 5.0,
+                         seed: int | None = None, fill: str | None = None,
+                         on_match: Callable[[MatchOutcome], None] | None = None
+                         ) -> TournamentResult:
+    """Schedule, run and score a round robin on ``server`` (see the module docstring and
+    :func:`plan_tournament`)."""
+    plan = plan_tournament(games, players, rounds=rounds, swap_roles=swap_roles,
+                           concurrency=concurrency, startclock=startclock, playclock=playclock,
+                           seed=seed, fill=fill)
     gate = asyncio.Semaphore(concurrency)
 
-    async def play(pairing: Pairing) -> MatchOutcome:
+    async def play(_: int, pairing: Pairing) -> MatchOutcome:
         async with gate:
             outcome = await server.play_match(
-                pairing.game, [entrants[e] for e in pairing.entrants], startclock=startclock,
-                playclock=playclock, seed=pairing.seed, tournament=tid)
+                pairing.game, [plan.entrants[e] for e in pairing.entrants],
+                startclock=startclock, playclock=playclock, seed=pairing.seed,
+                tournament=plan.id)
         if on_match is not None:
             on_match(outcome)
         return outcome
 
-    try:
-        outcomes = await asyncio.gather(*(play(p) for p in pairings))
-    except BaseException:
-        await asyncio.shield(server.records.finish_tournament(tid, "aborted", None))
-        raise
-    ranges = game_ranges(pairings, outcomes, known)
-    table = standings(pairings, outcomes, names, ranges)
-    await server.records.finish_tournament(tid, "completed", [s.to_json() for s in table])
-    return TournamentResult(tid, names, pairings, list(outcomes), table, seed, ranges)
+    return await run_planned(server.records, plan, play)
 
 
 @dataclass(frozen=True)

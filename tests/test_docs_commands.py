@@ -37,6 +37,10 @@ INSTEAD = {
     "ggp bench thesis": "ggp bench thesis --help",
     # 200 concurrent matches; four in process show the same report
     "ggp bench server": "ggp bench server --matches 4 --inproc",
+    # a local Ray cluster, 1,100 matches and two solves of 129,776 states: minutes
+    # (tests/test_ray.py runs the same code on a 2-node cluster)
+    "ggp bench ray --matches 1000 --kill-matches 100 --solve "
+    "../shared/gdl-corpus/repository/nim3.kif": "ggp bench ray --help",
     # a server runs until Ctrl-C (tests/test_server_cli.py runs it against clients)
     "ggp serve --games games ../shared/efg": "ggp serve --help",
     # shorter clocks, budgets and games, the same commands (the 7,381-node game takes

@@ -34,7 +34,7 @@ RELATIVE_TOLERANCE = 1e-9
 CHUNK_ENTRIES = 1 << 21
 
 
-class _Check:
+class Check:
     def __init__(self, dag: StateDag, solution: DagSolution) -> None:
         self.dag, self.solution = dag, solution
         terminal = dag.terminal
@@ -91,7 +91,7 @@ class _Check:
 
 def check(dag: StateDag, solution: DagSolution) -> dict:
     """The certificate of ``solution`` (see the module docstring)."""
-    work = _Check(dag, solution)
+    work = Check(dag, solution)
     height = heights(dag)
     order = np.argsort(height, kind="stable")
     bounds = np.concatenate([[0], np.cumsum(np.bincount(height))])
@@ -102,19 +102,39 @@ def check(dag: StateDag, solution: DagSolution) -> dict:
         for part in np.split(level, np.unique(np.maximum(cuts, 1))):
             if part.size:
                 work.states(part)
-    solved = solution.solved
-    checked = np.flatnonzero(solved & ~dag.terminal)
-    work.gain[~solved] = 0.0
+    part = figures(work, np.arange(dag.num_states))
+    return certificate(part, bool(solution.solved[dag.root]))
+
+
+def figures(work: Check, states: np.ndarray) -> dict:
+    """Step 3's figures over ``states`` (all of a DAG, or one shard's own states):
+    the fields of :func:`certificate` but ``ok`` and the relative gain, with the
+    range of the terminal payoffs among them (``low``, ``high``; None without any)."""
+    dag, solution = work.dag, work.solution
+    solved = solution.solved[states]
+    checked = states[solved & ~dag.terminal[states]]
+    gain = np.where(solved, work.gain[states], 0.0)
     diff = np.abs(work.values[checked] - solution.values[checked])
     value_error = float(diff.max(initial=0.0))
     if np.isnan(diff).any():
         value_error = float("inf")
-    terminal = dag.payoff[dag.terminal]
-    spread = float(terminal.max() - terminal.min()) if terminal.size else 0.0
-    scale = spread if spread > 0 else 1.0
-    max_gain = float(work.gain.max(initial=0.0))
-    ok = (max_gain <= RELATIVE_TOLERANCE * scale and value_error <= RELATIVE_TOLERANCE * scale
-          and work.strategy_error <= 1e-9 and work.unsolved_reached == 0 and bool(solved[dag.root]))
-    return {"max_gain": max_gain, "relative_gain": max_gain / scale, "value_error": value_error,
+    terminal = dag.payoff[states[dag.terminal[states]]]
+    return {"max_gain": float(gain.max(initial=0.0)), "value_error": value_error,
             "strategy_error": work.strategy_error, "unsolved_reached": work.unsolved_reached,
-            "states_checked": int(checked.size), "worst_state": int(work.gain.argmax()), "ok": ok}
+            "states_checked": int(checked.size),
+            "worst_state": int(states[gain.argmax()]) if states.size else 0,
+            "low": float(terminal.min()) if terminal.size else None,
+            "high": float(terminal.max()) if terminal.size else None}
+
+
+def certificate(part: dict, root_solved: bool) -> dict:
+    """The certificate from :func:`figures` (of a whole DAG, or combined over shards)."""
+    spread = 0.0 if part["low"] is None else part["high"] - part["low"]
+    scale = spread if spread > 0 else 1.0
+    max_gain, value_error = part["max_gain"], part["value_error"]
+    ok = (max_gain <= RELATIVE_TOLERANCE * scale and value_error <= RELATIVE_TOLERANCE * scale
+          and part["strategy_error"] <= 1e-9 and part["unsolved_reached"] == 0 and root_solved)
+    return {"max_gain": max_gain, "relative_gain": max_gain / scale, "value_error": value_error,
+            "strategy_error": part["strategy_error"], "unsolved_reached": part["unsolved_reached"],
+            "states_checked": part["states_checked"], "worst_state": part["worst_state"],
+            "ok": ok}
