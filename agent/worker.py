@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from agent.mcts import DEFAULT_ENHANCEMENTS, AgentConfig, AgentSearch
 from solvers.errors import GameError, LimitReached, UnsupportedGame
 from solvers.search.matrix_game import safe_best_response
 
@@ -59,11 +60,11 @@ TRAP_SLIP = 0.2
 class BrainOptions:
     """Knobs of move selection (picklable: sent to the worker process)."""
 
-    simultaneous: str = "duct"  # policy at simultaneous nodes: "duct" or "rm"
-    # MAST playouts (0: uniform, as the plain UCT player). Off by default: on
-    # connectFourSimultaneous with 0.2 s clocks, epsilon 0.4 scored 8% against plain
-    # UCT where uniform playouts scored 67% (12 matches each).
-    mast_epsilon: float = 0.0
+    simultaneous: str = "duct"  # policy at simultaneous nodes: "duct", "rm" or "exp3"
+    # the search's switches (agent.mcts.ENHANCEMENTS; ggp agent --enhancements)
+    enhancements: tuple[str, ...] = DEFAULT_ENHANCEMENTS
+    mast_epsilon: float = AgentConfig.mast_epsilon  # share of uniform moves in MAST playouts
+    exploration: float = AgentConfig.exploration  # UCB1 constant
     seed: int = 0
     max_nodes: int = 300_000  # search tree budget
     presolve_nodes: int = 400_000  # exact pre-solve budget (memory: ~1 KB a node)
@@ -102,7 +103,6 @@ class GdlBrain:
                  until: float | None = None) -> None:
         from gdl.ground import Budget
         from gdl.machine import load_machine
-        from solvers.search import MCTS, SearchConfig
 
         self.options = options
         engine = options.engine
@@ -121,10 +121,10 @@ class GdlBrain:
         self.state = self.machine.initial_state()
         self.step = 0
         self.rng = random.Random(options.seed)
-        self.search = MCTS(self.machine, SearchConfig(
-            simultaneous=options.simultaneous, seed=options.seed, max_nodes=options.max_nodes,
-            mast_epsilon=options.mast_epsilon),
-            chance_roles=self.chance)
+        self.search = AgentSearch(self.machine, AgentConfig(
+            enhancements=options.enhancements, simultaneous=options.simultaneous,
+            exploration=options.exploration, mast_epsilon=options.mast_epsilon,
+            max_nodes=options.max_nodes, seed=options.seed), chance_roles=self.chance)
         self.exact: dict[Hashable, np.ndarray] = {}
         self.trap_memo: dict[Hashable, float] = {}  # see _trap_values
         self.exact_possible = True
@@ -145,6 +145,11 @@ class GdlBrain:
     def metagame(self, until: float) -> dict[str, Any]:
         started = time.monotonic()
         info: dict[str, Any] = {"engine": self.machine.engine_name, "roles": len(self.machine.roles)}
+        if self.search.batched and until - started > 1.5:
+            # the batched playouts' compiled kernels load in ~0.7 s: on the start clock
+            from gdl import kernels
+
+            kernels.load()
         if self.players >= 2 and until - started > 1.5:
             # the LP solver of simultaneous nodes takes ~1 s to import: on the start
             # clock, not on a play clock (the DAG endgame solves only once it is in)
@@ -240,8 +245,10 @@ class GdlBrain:
                 # the trap values, in the time kept for them) pick among equally good
                 # moves the one a fallible opponent gets wrong.
                 unsolved = isinstance(solved, str)
+                soft = started + self.search.agent.soft_share * (until - started)
                 result = self.search.search(self.state, deadline=until if unsolved else
-                                            started + 0.6 * (until - started))
+                                            started + 0.6 * (until - started),
+                                            soft_deadline=soft)
                 info.update(playouts=result.playouts, nodes=result.nodes)
                 if unsolved:
                     move = self._search_move(result, info)
@@ -461,7 +468,7 @@ class GdlBrain:
                     value=round(float(result.value[self.role]), 2))
         strategy = result.strategy[self.role]
         choosers = sum(len(m) > 1 for r, m in enumerate(result.moves) if r not in self.chance)
-        if result.proven or (choosers > 1 and self.options.simultaneous == "rm"):
+        if result.proven or (choosers > 1 and self.options.simultaneous in ("rm", "exp3")):
             if not result.proven:
                 strategy = purified(strategy, self.search.config.rm_gamma)
             return result.moves[self.role][_draw(strategy, self.rng)]
