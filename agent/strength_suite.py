@@ -1,0 +1,241 @@
+"""``ggp bench agent --suite``: the agent against plain ``uct`` on many corpus games.
+
+For issue 18: the agent's brain (:class:`agent.worker.GdlBrain`) plays the server's
+plain ``uct`` (:class:`solvers.search.MCTS`, default settings, tree kept) at equal
+clocks: both get the same play clock and, like the players over the network, think
+until the deadline minus ``min(0.5, clock / 4)``; the agent alone uses the start
+clock (``uct`` has no metagame). Seats alternate, so every game gets both seats.
+One match at a time, in this process (the players think one after the other).
+
+Every finished match is appended to the results file as one JSON line (``game``,
+``config``, ``match``, ``seat``, ``goals``, ``share``, ``steps``, ``late``,
+``slowest``, ``presolve``), flushed at once; ``--resume`` skips the matches the file
+already has, so a run of hours survives interruptions. The summary is read back
+from the file: per game and configuration the agent's share of the points (%) with
+a 95% confidence interval (Student t over the matches), the overall mean, and the
+mean over the games the agent did not solve on its start clock (where the game's
+value, not the players, decides the result once both play it exactly).
+
+``--ablation`` runs, after the full agent, each default enhancement switched off in
+turn (and the optional ones switched on) on the same games and seeds.
+
+``--rates`` measures playouts per second (CPU time) of plain ``uct`` and of the
+agent's search, one game after the other in one run.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import statistics
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.mcts import DEFAULT_ENHANCEMENTS, AgentConfig, AgentSearch, parse_enhancements
+from agent.worker import BrainOptions, GameSpec, GdlBrain
+from solvers.errors import GameError
+from solvers.files import read_text
+
+# Two-player corpus games (../shared/gdl-corpus): turn-based, then simultaneous.
+SUITE = ("connectFour", "knightThrough", "breakthroughSuicideSmall", "sheepAndWolf",
+         "cittaceot", "tictactoe_3d_small_2player", "nineBoardTicTacToe", "quarto",
+         "dualConnect4", "ticTacToe",
+         "connectFourSimultaneous", "battle", "bomberman2p", "point_grab",
+         "chickentictactoe", "doubletictactoe", "ticTicToe")
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus" / "repository"
+ABLATION_EXTRA = ("grave", "cutoff")
+# two-sided 95% Student t quantiles by degrees of freedom (beyond: the normal's)
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
+       10: 2.23, 11: 2.20, 12: 2.18, 15: 2.13, 20: 2.09, 30: 2.04}
+
+
+@dataclass(frozen=True)
+class Config:
+    """A named agent configuration: ``ENHANCEMENTS-LIST[@duct|rm|exp3]``."""
+
+    name: str
+
+    def options(self, seed: int) -> BrainOptions:
+        text, _, policy = self.name.partition("@")
+        return BrainOptions(enhancements=parse_enhancements(text), seed=seed,
+                            simultaneous=policy or "duct")
+
+
+def ablation_configs() -> list[Config]:
+    return ([Config("default")] + [Config(f"default,no-{e}") for e in DEFAULT_ENHANCEMENTS]
+            + [Config(f"default,{e}") for e in ABLATION_EXTRA])
+
+
+def think_until(received: float, clock: float) -> float:
+    """When a player answering by ``received + clock`` stops thinking (the agent's
+    and the ``uct`` built-in's margin rule)."""
+    return received + clock - min(0.5, clock / 4)
+
+
+def play_match(text: str, machine, ours: int, seed: int, start_clock: float,
+               play_clock: float, options: BrainOptions) -> dict:
+    """One match of the agent (seat ``ours``) against plain ``uct`` seats."""
+    from solvers.search import MCTS, SearchConfig
+
+    chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
+    others = {r: MCTS(machine, SearchConfig(seed=seed * 31 + r), chance_roles=chance)
+              for r in range(len(machine.roles)) if r != ours}
+    brain = GdlBrain(GameSpec("gdl", text), machine.roles[ours], options,
+                     until=time.monotonic() + start_clock)
+    info = brain.metagame(think_until(time.monotonic(), start_clock))
+    state, previous, steps, late, slowest = machine.initial_state(), None, 0, 0, 0.0
+    rng = random.Random(seed)
+    while not machine.is_terminal(state):
+        joint = {}
+        for r, search in others.items():
+            legal = machine.legal_moves(state, r)
+            received = time.monotonic()
+            joint[r] = (rng.choice(legal) if len(legal) == 1 or r in chance else search.search(
+                state, deadline=think_until(received, play_clock)).best_move(r))
+        received = time.monotonic()
+        brain.advance(previous)
+        kif, _ = brain.select(think_until(received, play_clock))
+        took = time.monotonic() - received
+        slowest = max(slowest, took / play_clock)
+        late += took > play_clock
+        joint[ours] = machine.parse_move(kif, ours)
+        moves = [joint[r] for r in range(len(machine.roles))]
+        previous = [machine.move_to_kif(m) for m in moves]
+        state = machine.next_state(state, moves)
+        steps += 1
+    goals = list(machine.goals(state))
+    total = sum(goals)
+    return {"seat": ours, "goals": goals, "share": goals[ours] / total if total else 0.5,
+            "steps": steps, "late": late, "slowest": round(slowest, 3),
+            "presolve": info.get("presolve", "")}
+
+
+def read_results(path: Path) -> list[dict]:
+    """The recorded matches (a torn last line, from a kill mid-write, is skipped)."""
+    if not path.exists():
+        return []
+    rows = []
+    for number, line in enumerate(path.read_text().splitlines(), 1):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if number < len(path.read_text().splitlines()):
+                raise GameError(f"{path}:{number}: not a JSON line") from None
+            continue
+        rows.append(row)
+    return rows
+
+
+def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
+              start_clock: float, play_clock: float, results: Path, resume: bool,
+              corpus: Path, seed: int) -> int:
+    from gdl.machine import load_machine
+
+    done = {(r["game"], r["config"], r["match"]) for r in read_results(results)}
+    if done and not resume:
+        raise GameError(f"{results} already has {len(done)} matches: --resume to continue "
+                        "them, or another --results file")
+    paths = {g: _game_path(corpus, g) for g in games}
+    total = len(games) * len(configs) * matches
+    count = len(done)
+    with results.open("a") as out:
+        for config in configs:
+            for game in games:
+                todo = [i for i in range(matches) if (game, config.name, i) not in done]
+                if not todo:
+                    continue
+                text = read_text(str(paths[game]))
+                machine = load_machine(text)
+                if len(machine.roles) != 2:
+                    raise GameError(f"{game}: the suite needs two-player games")
+                for i in todo:
+                    row = play_match(text, machine, i % 2, seed + i, start_clock, play_clock,
+                                     config.options(seed + i))
+                    row = {"game": game, "config": config.name, "match": i, **row}
+                    out.write(json.dumps(row) + "\n")
+                    out.flush()
+                    count += 1
+                    print(f"[{count}/{total}] {config.name} {game} match {i + 1}: seat "
+                          f"{row['seat']} goals {row['goals']} late {row['late']}", flush=True)
+    print_summary(read_results(results), [c.name for c in configs], games)
+    return 0
+
+
+def _game_path(corpus: Path, game: str) -> Path:
+    path = Path(game) if game.endswith(".kif") else corpus / f"{game}.kif"
+    if not path.is_file():
+        raise GameError(f"{path}: no such game file (--corpus DIR names the folder)")
+    return path
+
+
+def interval(shares: Sequence[float]) -> tuple[float, float]:
+    """Mean and 95% half-width (Student t) of the shares, in percent."""
+    mean = 100 * statistics.fmean(shares)
+    if len(shares) < 2:
+        return mean, math.inf
+    df = len(shares) - 1
+    t = T95.get(df) or next((v for k, v in sorted(T95.items()) if k >= df), 1.96)
+    return mean, t * 100 * statistics.stdev(shares) / math.sqrt(len(shares))
+
+
+def decided(rows: Iterable[dict]) -> bool:
+    """The agent solved the game on its start clock (the value decides the result)."""
+    return any("solved:" in r.get("presolve", "") or "baseline: solved" in r.get("presolve", "")
+               for r in rows)
+
+
+def print_summary(rows: list[dict], configs: Sequence[str], games: Sequence[str]) -> None:
+    for config in configs:
+        mine = [r for r in rows if r["config"] == config]
+        if not mine:
+            continue
+        print(f"\nconfig {config}: agent's share of the points (%) against uct, 95% CI")
+        means, open_means, late = [], [], 0
+        for game in games:
+            played = [r for r in mine if r["game"] == game]
+            if not played:
+                continue
+            mean, half = interval([r["share"] for r in played])
+            solved = decided(played)
+            late += sum(r["late"] for r in played)
+            means.append(mean)
+            if not solved:
+                open_means.append(mean)
+            print(f"  {game:28s} {mean:5.1f} ± {half:5.1f}  ({len(played)} matches"
+                  f"{', solved on the start clock' if solved else ''})")
+        if means:
+            print(f"  overall mean {statistics.fmean(means):.1f}% over {len(means)} games; "
+                  f"{statistics.fmean(open_means) if open_means else math.nan:.1f}% over the "
+                  f"{len(open_means)} not solved; late moves {late}")
+
+
+def print_rates(games: Sequence[str], corpus: Path, seconds: float) -> int:
+    """Playouts per CPU second from the initial state: plain uct, the agent one
+    playout at a time, the agent batched."""
+    from gdl import kernels
+    from gdl.machine import load_machine
+    from solvers.search import MCTS, SearchConfig
+
+    kernels.load()
+    print(f"playouts per CPU second from the initial state, {seconds:g} s each")
+    for game in games:
+        machine = load_machine(read_text(str(_game_path(corpus, game))))
+        state = machine.initial_state()
+        rates = {}
+        for name, search in (
+                ("uct", MCTS(machine, SearchConfig())),
+                ("agent-1", AgentSearch(machine, AgentConfig(
+                    enhancements=tuple(e for e in DEFAULT_ENHANCEMENTS if e != "batch")))),
+                ("agent", AgentSearch(machine, AgentConfig()))):
+            search.search(state, playouts=100)   # warm the engine's caches
+            cpu = time.process_time()
+            result = search.search(state, deadline=time.monotonic() + seconds)
+            rates[name] = result.playouts / max(1e-9, time.process_time() - cpu)
+        print(f"  {game:28s} {machine.engine_name:8s} uct {rates['uct']:8.0f}  agent one at a "
+              f"time {rates['agent-1']:8.0f}  agent batched {rates['agent']:8.0f}  ratio "
+              f"{rates['agent'] / max(rates['uct'], 1e-9):.2f}", flush=True)
+    return 0
+
