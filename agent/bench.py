@@ -150,7 +150,7 @@ def main(argv: Sequence[str]) -> int:
                         help="playouts per CPU second of uct and of the agent's search")
     parser.add_argument("--games", metavar="LIST",
                         help="comma-separated corpus game names or .kif paths (default: "
-                        "the suite's 17 two-player games)")
+                        "the suite's 16 two-player games)")
     parser.add_argument("--corpus", default=str(CORPUS), metavar="DIR",
                         help="folder of the corpus games (default ../shared/gdl-corpus/repository)")
     parser.add_argument("--results", default="agent-strength.jsonl", metavar="FILE",
@@ -226,15 +226,14 @@ def _suite(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         return print_rates(games, corpus, args.playclock)
     if args.ablation and args.configs:
         parser.error("--ablation and --configs exclude each other")
-    if args.configs:
-        configs = [Config(c.strip()) for c in args.configs.split(";") if c.strip()]
-    else:
-        configs = ablation_configs() if args.ablation else [Config(args.enhancements)]
-    for config in configs:
-        try:
-            config.options(0)
-        except ValueError as exc:
-            parser.error(f"--configs {config.name!r}: {exc}")
+    try:
+        if args.configs:
+            configs = [Config.of(c.strip()) for c in args.configs.split(";") if c.strip()]
+        else:
+            configs = (ablation_configs() if args.ablation else
+                       [Config.of(f"{args.enhancements}@{args.simultaneous}")])
+    except ValueError as exc:
+        parser.error(f"--configs: {exc}")
     matches = 6 if args.matches is None else args.matches
     if matches < 1:
         parser.error("--matches must be at least 1")

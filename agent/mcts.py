@@ -27,7 +27,8 @@ players published (CadiaPlayer: Finnsson & Björnsson 2008, 2010; Sancho; Cazena
    constant-sum matrix games).
 5. Stop at the deadline, at a proven root, or (``timing``) at the soft deadline
    when the root's decision is clear: the rest of the clock is kept for critical
-   moves (two moves close in visits, or the most visited one not the best).
+   moves (the most visited move not the best by mean, or two moves close in
+   visits and apart in value).
 
 Between moves the tree is kept (``reuse``: the subtree of the new state; the
 base class drops the unreachable rest when the table grows); without it every
@@ -50,6 +51,7 @@ from solvers.search.exact import exact_backup
 ENHANCEMENTS = ("batch", "mast", "grave", "solver", "reuse", "cutoff", "timing")
 DEFAULT_ENHANCEMENTS = ("batch", "mast", "solver", "reuse", "timing")
 SIMULTANEOUS = ("duct", "rm", "exp3")
+CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
 
 Step = tuple  # (node, joint, probs, state) of one descent
 
@@ -155,16 +157,19 @@ class AgentSearch(MCTS):
         return self._result(root, done, time.monotonic() - started)
 
     def critical(self, root) -> bool:
-        """The decision may still change: for a chooser of the root, the two most
-        visited moves are within 20%, or the most visited is not the best mean."""
+        """The decision may still change and matters: for a chooser of the root, a
+        move is untried, the most visited move is not the best by mean, or the two
+        most visited are within 20% in visits and ``CLOSE`` apart in mean reward."""
         for r in root.shape.choosers:
             visits, totals = root.visits[r], root.totals[r]
-            order = sorted(range(len(visits)), key=visits.__getitem__, reverse=True)
-            first, second = order[0], order[1]
-            if visits[second] >= 0.8 * visits[first]:
+            if 0 in visits:   # a move not even tried once
                 return True
             means = [t / v if v else -1.0 for t, v in zip(totals, visits, strict=True)]
-            if max(range(len(means)), key=means.__getitem__) != first:
+            order = sorted(range(len(visits)), key=visits.__getitem__, reverse=True)
+            first, second = order[0], order[1]
+            if means[second] > means[first]:
+                return True
+            if visits[second] >= 0.8 * visits[first] and means[first] - means[second] > CLOSE:
                 return True
         return False
 

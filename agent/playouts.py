@@ -16,7 +16,7 @@ simulation so far (unseen moves count 0.5, ties at random). Chance roles (GDL's
 of :class:`gdl.batch_machine.BatchMachine` and advanced together: one
 ``evaluate_states`` (terminal, legal, goals) and one ``next_states`` per step for
 all the playouts still running; moves are drawn with random keys over each role's
-legal columns (MAST adds a large bonus to its greedy pick), so no Python loop runs
+legal columns (MAST's greedy rows key by value), so no Python loop runs
 per playout or per move. :class:`ScalarPlayouts` (any engine) plays one at a time.
 """
 
@@ -215,9 +215,8 @@ class BatchPlayouts:
         keys = self.np_rng.random(legal.shape)
         if mast_value is not None and role not in self.chance:
             greedy = self.np_rng.random(len(legal)) >= self.policy.epsilon
-            # values in [0, 1] times 2 dominate the random key in [0, 1), which
-            # still breaks ties among equal values at random
-            keys[greedy] += 2.0 * mast_value[columns]
+            # the value decides; the scaled-down random key breaks ties at random
+            keys[greedy] = mast_value[columns] + 1e-9 * keys[greedy]
         keys[~legal] = -1.0
         return keys.argmax(axis=1)
 
