@@ -9,7 +9,8 @@ One match at a time, in this process (the players think one after the other).
 
 Every finished match is appended to the results file as one JSON line (``game``,
 ``config``, ``match``, ``seat``, ``goals``, ``share``, ``steps``, ``late``,
-``slowest``, ``presolve``), flushed at once; ``--resume`` skips the matches the file
+``slowest`` (the longest answer time / play clock), ``slowest_move`` (the agent's
+decision record of that move), ``presolve``), flushed at once; ``--resume`` skips the matches the file
 already has, so a run of hours survives interruptions. The summary is read back
 from the file: per game and configuration the agent's share of the points (%) with
 a 95% confidence interval (Student t over the matches), the overall mean, and the
@@ -25,6 +26,7 @@ agent's search, one game after the other in one run.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import random
@@ -97,15 +99,27 @@ def think_until(received: float, clock: float) -> float:
 def play_match(text: str, machine, ours: int, seed: int, start_clock: float,
                play_clock: float, options: BrainOptions) -> dict:
     """One match of the agent (seat ``ours``) against plain ``uct`` seats."""
+    chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
+    # as in the agent's worker process: no cyclic collection on a clock (a full pass
+    # over a big tree takes long enough to make a move late), a collection between moves
+    gc.disable()
+    try:
+        return _play(text, machine, ours, seed, start_clock, play_clock, options, chance)
+    finally:
+        gc.enable()
+
+
+def _play(text: str, machine, ours: int, seed: int, start_clock: float,
+          play_clock: float, options: BrainOptions, chance: tuple[int, ...]) -> dict:
     from solvers.search import MCTS, SearchConfig
 
-    chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
     others = {r: MCTS(machine, SearchConfig(seed=seed * 31 + r), chance_roles=chance)
               for r in range(len(machine.roles)) if r != ours}
     brain = GdlBrain(GameSpec("gdl", text), machine.roles[ours], options,
                      until=time.monotonic() + start_clock)
     info = brain.metagame(think_until(time.monotonic(), start_clock))
     state, previous, steps, late, slowest = machine.initial_state(), None, 0, 0, 0.0
+    slowest_move: dict = {}
     rng = random.Random(seed)
     while not machine.is_terminal(state):
         joint = {}
@@ -116,19 +130,22 @@ def play_match(text: str, machine, ours: int, seed: int, start_clock: float,
                 state, deadline=think_until(received, play_clock)).best_move(r))
         received = time.monotonic()
         brain.advance(previous)
-        kif, _ = brain.select(think_until(received, play_clock))
+        kif, decision = brain.select(think_until(received, play_clock))
         took = time.monotonic() - received
-        slowest = max(slowest, took / play_clock)
+        if took / play_clock > slowest:
+            slowest, slowest_move = took / play_clock, decision
         late += took > play_clock
         joint[ours] = machine.parse_move(kif, ours)
         moves = [joint[r] for r in range(len(machine.roles))]
         previous = [machine.move_to_kif(m) for m in moves]
         state = machine.next_state(state, moves)
         steps += 1
+        gc.collect()
     goals = list(machine.goals(state))
     total = sum(goals)
     return {"seat": ours, "goals": goals, "share": goals[ours] / total if total else 0.5,
             "steps": steps, "late": late, "slowest": round(slowest, 3),
+            "slowest_move": slowest_move,
             "presolve": info.get("presolve", "")}
 
 
@@ -151,8 +168,10 @@ def read_results(path: Path) -> list[dict]:
 def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
               start_clock: float, play_clock: float, results: Path, resume: bool,
               corpus: Path, seed: int) -> int:
+    from gdl import kernels
     from gdl.machine import load_machine
 
+    kernels.compiled(kernels.MIN_ITEMS)  # as the agent's idle worker does, off the clock
     done = {(r["game"], r["config"], r["match"]) for r in read_results(results)}
     if done and not resume:
         raise GameError(f"{results} already has {len(done)} matches: --resume to continue "
@@ -238,7 +257,7 @@ def print_rates(games: Sequence[str], corpus: Path, seconds: float) -> int:
     from gdl.machine import load_machine
     from solvers.search import MCTS, SearchConfig
 
-    kernels.load()
+    kernels.compiled(kernels.MIN_ITEMS)
     print(f"playouts per CPU second from the initial state, {seconds:g} s each")
     for game in games:
         machine = load_machine(read_text(str(_game_path(corpus, game))))

@@ -54,6 +54,7 @@ COMPILE_SHARE = 0.4  # of the start clock left that grounding the game may take
 # value (ticTicToe, 40 matches against UCT at 2,000 playouts a move: 0.2 and 0.5
 # scored 57.5%, 1.0 (uniform) 50%).
 TRAP_SLIP = 0.2
+KERNEL_CLOCK = 8.0  # start clock (s) from which batched playouts load compiled kernels
 
 
 @dataclass(frozen=True)
@@ -145,11 +146,12 @@ class GdlBrain:
     def metagame(self, until: float) -> dict[str, Any]:
         started = time.monotonic()
         info: dict[str, Any] = {"engine": self.machine.engine_name, "roles": len(self.machine.roles)}
-        if self.search.batched and until - started > 1.5:
-            # the batched playouts' compiled kernels load in ~0.7 s: on the start clock
+        if self.search.batched and until - started > KERNEL_CLOCK:
+            # the batched playouts' compiled kernels (1-4 s to load; without them
+            # batches take the numpy passes)
             from gdl import kernels
 
-            kernels.load()
+            kernels.compiled(kernels.MIN_ITEMS)
         if self.players >= 2 and until - started > 1.5:
             # the LP solver of simultaneous nodes takes ~1 s to import: on the start
             # clock, not on a play clock (the DAG endgame solves only once it is in)

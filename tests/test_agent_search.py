@@ -138,7 +138,7 @@ def test_the_solver_marks_proven_nodes_with_their_exact_values(tictactoe, enhanc
     result = search.search(state, playouts=20_000)
     assert result.proven and list(result.value) == [100, 0]
     proven = [(s, n) for s, n in search._table.items() if n.exact is not None]
-    assert len(proven) > 10
+    assert len(proven) > 3
     table: dict = {}
     for s, node in proven:
         exact = (tictactoe.goals(s) if tictactoe.is_terminal(s) else
@@ -218,9 +218,8 @@ PENNIES = """
 
 def test_timing_stops_a_clear_decision_and_goes_on_with_a_critical_one(tictactoe) -> None:
     # a won position: the two winning moves lead and are worth the same, so the
-    # soft deadline (passed already) ends the search after its first round; at a
-    # fresh root the moves are even in visits and differ in value (critical): the
-    # search goes on to the playout limit
+    # soft deadline (passed already) ends the search at once; at a fresh root the
+    # untried moves make it critical: it goes on at least until each is tried
     search = AgentSearch(tictactoe, AgentConfig(enhancements=parse_enhancements(
         "default,no-solver"), seed=5))
     state = play(tictactoe, ["(mark 1 1)", "(mark 1 2)", "(mark 2 2)", "(mark 3 3)"])
@@ -229,7 +228,7 @@ def test_timing_stops_a_clear_decision_and_goes_on_with_a_critical_one(tictactoe
     assert clear.playouts == 0
     fresh = AgentSearch(tictactoe, AgentConfig(seed=5)).search(
         tictactoe.initial_state(), playouts=256, soft_deadline=time.monotonic() - 1)
-    assert fresh.playouts == 256
+    assert fresh.playouts >= 9 and all(v.min() > 0 for v in fresh.visits[:1])
 
 
 def test_the_agent_answers_in_time_under_a_tight_clock(tictactoe) -> None:
@@ -240,6 +239,7 @@ def test_the_agent_answers_in_time_under_a_tight_clock(tictactoe) -> None:
         gamer = Gamer(BrainOptions(seed=1))
         answers = []
         try:
+            assert await gamer.ready()   # as the agent does when it starts
             await gamer.start(GameSpec("gdl", TICTACTOE), "x", time.monotonic() + 3.0)
             moves = None
             state = tictactoe.initial_state()
