@@ -92,7 +92,9 @@ class AgentConfig:
     grave_ref: int = 50
     grave_bias: float = 1e-4
     cutoff: int = 40              # playout steps before the goals evaluate ("cutoff")
-    soft_share: float = 0.6       # "timing": clear decisions stop at this share
+    # "timing": clear decisions stop at this share of the think time (time is not
+    # banked between GGP moves, so it only saves CPU; critical moves get it all)
+    soft_share: float = 0.85
     max_nodes: int = 300_000
     seed: int = 0
 
