@@ -139,8 +139,8 @@ class ScalarPlayouts:
                     return _scaled(machine.goals(state)), played
                 if step == limit:
                     return _evaluated(machine, state), played
-                if step % 64 == 63 and deadline is not None and time.monotonic() >= deadline:
-                    return None
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None   # (every step: a step of the general engine can take ms)
                 joint = []
                 for role, legal in enumerate(machine.legal_joint_moves(state)):
                     if greedy and len(legal) > 1 and role not in self.chance \

@@ -54,6 +54,9 @@ COMPILE_SHARE = 0.4  # of the start clock left that grounding the game may take
 # value (ticTicToe, 40 matches against UCT at 2,000 playouts a move: 0.2 and 0.5
 # scored 57.5%, 1.0 (uniform) 50%).
 TRAP_SLIP = 0.2
+# A batched expansion stops between chunks only: one chunk (or loading its compiled
+# kernels) took 1.3-1.4 s on breakthroughSuicideSmall with a 0.07 s budget (1 s clock).
+DAG_ENDGAME_SECONDS = 0.5
 KERNEL_CLOCK = 8.0  # start clock (s) from which batched playouts load compiled kernels
 
 
@@ -328,12 +331,13 @@ class GdlBrain:
         expansion, level-batched baseline) into the exact table; True when done.
 
         Only for a compiled machine once the level solver is imported (never a
-        second's import on a play clock), and only where the values are those
+        second's import on a play clock), with at least ``DAG_ENDGAME_SECONDS``, and only where the values are those
         :func:`solvers.search.solve_exact` would find: a constant-sum subgame without
         nature (a general-sum equilibrium or a chance node is left to it)."""
         import sys
 
         if (self.players != 2 or self.chance or self.step == 0
+                or until - time.monotonic() < DAG_ENDGAME_SECONDS
                 or "solvers.simultaneous.dag_solve" not in sys.modules
                 or self.machine.engine_name != "compiled" or self.state in self.exact):
             return False
