@@ -21,7 +21,8 @@ value, not the players, decides the result once both play it exactly).
 turn (and the optional ones switched on) on the same games and seeds.
 
 ``--rates`` measures playouts per second (CPU time) of plain ``uct`` and of the
-agent's search, one game after the other in one run.
+agent's search, and of playouts alone (single against batched over the bit-vector
+engine), one game after the other in one run.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ from agent.mcts import (
     AgentSearch,
     parse_enhancements,
 )
+from agent.playouts import PlayoutPolicy, make_playouts
 from agent.worker import BrainOptions, GameSpec, GdlBrain
 from solvers.errors import GameError
 from solvers.files import read_text
@@ -57,6 +59,7 @@ SUITE = ("connectFour", "knightThrough", "breakthroughSuicideSmall", "sheepAndWo
          "doubletictactoe", "ticTicToe")
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus" / "repository"
 ABLATION_EXTRA = ("grave", "cutoff")
+BATCH_PLAYOUTS = 512  # playouts at once in --rates' batched playouts alone
 # two-sided 95% Student t quantiles by degrees of freedom (beyond: the normal's)
 T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
        10: 2.23, 11: 2.20, 12: 2.18, 15: 2.13, 20: 2.09, 30: 2.04}
@@ -251,29 +254,40 @@ def print_summary(rows: list[dict], configs: Sequence[str], games: Sequence[str]
 
 
 def print_rates(games: Sequence[str], corpus: Path, seconds: float) -> int:
-    """Playouts per CPU second from the initial state: plain uct, the agent one
-    playout at a time, the agent batched."""
+    """Playouts per CPU second, one game after the other in one run: the searches
+    from the initial state (plain ``uct``; the agent's default, one playout at a
+    time; the agent with ``batch``), and playouts alone (uniform, from the initial
+    state: the engine one at a time, as ``uct`` plays them, against rounds of
+    ``BATCH_PLAYOUTS`` over the bit-vector engine)."""
     from gdl import kernels
     from gdl.machine import load_machine
     from solvers.search import MCTS, SearchConfig
 
     kernels.compiled(kernels.MIN_ITEMS)
-    print(f"playouts per CPU second from the initial state, {seconds:g} s each")
+    print(f"playouts per CPU second, about {seconds:g} s each (searches from the initial "
+          f"state; playouts alone, uniform, single or {BATCH_PLAYOUTS} at once)")
     for game in games:
         machine = load_machine(read_text(str(_game_path(corpus, game))))
         state = machine.initial_state()
         rates = {}
         for name, search in (
                 ("uct", MCTS(machine, SearchConfig())),
-                ("agent-1", AgentSearch(machine, AgentConfig(
-                    enhancements=tuple(e for e in DEFAULT_ENHANCEMENTS if e != "batch")))),
-                ("agent", AgentSearch(machine, AgentConfig()))):
+                ("agent", AgentSearch(machine, AgentConfig())),
+                ("batched", AgentSearch(machine, AgentConfig(
+                    enhancements=(*DEFAULT_ENHANCEMENTS, "batch"))))):
             search.search(state, playouts=100)   # warm the engine's caches
             cpu = time.process_time()
             result = search.search(state, deadline=time.monotonic() + seconds)
             rates[name] = result.playouts / max(1e-9, time.process_time() - cpu)
-        print(f"  {game:28s} {machine.engine_name:8s} uct {rates['uct']:8.0f}  agent one at a "
-              f"time {rates['agent-1']:8.0f}  agent batched {rates['agent']:8.0f}  ratio "
-              f"{rates['agent'] / max(rates['uct'], 1e-9):.2f}", flush=True)
+        for name, batched in (("single", False), ("batch", True)):
+            playouts = make_playouts(machine, PlayoutPolicy(), (), random.Random(0), batched)
+            size = BATCH_PLAYOUTS if batched else 1
+            done, cpu, wall = 0, time.process_time(), time.monotonic() + seconds
+            while time.monotonic() < wall:
+                done += len(playouts.run([state] * size, None) or ())
+            rates[name] = done / max(1e-9, time.process_time() - cpu)
+        print(f"  {game:24s} {machine.engine_name:8s} search: uct {rates['uct']:6.0f}  agent "
+              f"{rates['agent']:6.0f}  agent+batch {rates['batched']:6.0f}  ({rates['agent'] / rates['uct']:.2f}x)"
+              f"   playouts alone: single {rates['single']:6.0f}  batched {rates['batch']:6.0f}  "
+              f"({rates['batch'] / rates['single']:.2f}x)", flush=True)
     return 0
-
