@@ -291,13 +291,9 @@ class AgentSearch(MCTS):
         weights = [math.exp(eta * (s - top)) for s in scores]
         total = sum(weights)
         sigma = [(1.0 - gamma) * w / total + gamma / size for w in weights]
-        sums = node.strategy_sum[role]
-        point, move = self._rng.random(), size - 1
-        for i, p in enumerate(sigma):
-            sums[i] += p
-            point -= p
-            if point < 0.0 and move == size - 1:
-                move = i
+        node.strategy_sum[role] = [a + b for a, b in zip(node.strategy_sum[role], sigma,
+                                                         strict=True)]
+        move = self._rng.choices(range(size), weights=sigma)[0]
         return move, sigma[move]
 
     # -- back-up --------------------------------------------------------------------

@@ -157,13 +157,16 @@ def read_results(path: Path) -> list[dict]:
     if not path.exists():
         return []
     rows = []
-    for number, line in enumerate(path.read_text().splitlines(), 1):
+    lines = path.read_text().splitlines()
+    for number, line in enumerate(lines, 1):
         try:
             row = json.loads(line)
         except json.JSONDecodeError:
-            if number < len(path.read_text().splitlines()):
+            if number < len(lines):
                 raise GameError(f"{path}:{number}: not a JSON line") from None
             continue
+        if not isinstance(row, dict) or not {"game", "config", "match", "share"} <= row.keys():
+            raise GameError(f"{path}:{number}: not a match record of this bench")
         rows.append(row)
     return rows
 
@@ -180,6 +183,7 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
         raise GameError(f"{results} already has {len(done)} matches: --resume to continue "
                         "them, or another --results file")
     paths = {g: _game_path(corpus, g) for g in games}
+    _drop_torn_line(results)
     total = len(games) * len(configs) * matches
     count = len(done)
     with results.open("a") as out:
@@ -203,6 +207,16 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
                           f"{row['seat']} goals {row['goals']} late {row['late']}", flush=True)
     print_summary(read_results(results), [c.name for c in configs], games)
     return 0
+
+
+def _drop_torn_line(path: Path) -> None:
+    """Cut a last line without its newline (a kill mid-write): appends start clean."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with path.open("r+b") as out:
+            out.truncate(data.rfind(b"\n") + 1)
 
 
 def _game_path(corpus: Path, game: str) -> Path:
