@@ -220,18 +220,10 @@ class AgentSearch(MCTS):
             node.count += 1
             for r in node.shape.choosers:
                 node.visits[r][joint[r]] += 1
-            child_state = node.children.get(joint)
-            if child_state is None:
-                child_state = self.game.next_state(
-                    state, [node.moves[r][joint[r]] for r in range(self._n_roles)])
-                node.children[joint] = child_state
-            state = child_state
-            child = self._table.get(state)
-            if child is None or state in on_path:
-                if child is None:
-                    child = self._expand(state)
-                if child is None or child.exact is None:
-                    return path, state, None
+            state = self._child_state(state, node, joint)
+            child = self._enter(state, on_path)
+            if child is None:
+                return path, state, None
             on_path.add(state)
             node = child
 
