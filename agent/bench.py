@@ -35,8 +35,18 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent.mcts import SIMULTANEOUS, parse_enhancements
-from agent.strength_suite import CORPUS, SUITE, Config, ablation_configs, print_rates, run_suite
+from agent.strength_suite import (
+    CORPUS,
+    SUITE,
+    Config,
+    ablation_configs,
+    print_rates,
+    print_summary,
+    read_results,
+    run_suite,
+)
 from agent.worker import BrainOptions, GameSpec, GdlBrain
+from solvers.errors import GameError
 from solvers.files import read_text
 
 
@@ -122,7 +132,6 @@ def play_match(text: str, machine, ours: int, opponent: str, seed: int, start_cl
 
 def solved_table(machine) -> dict:
     """Every state's exact value (``--ceiling``); GameError when the game has none."""
-    from solvers.errors import GameError
     from solvers.search import solve_exact
 
     if len(machine.roles) != 2:
@@ -157,6 +166,8 @@ def main(argv: Sequence[str]) -> int:
                         help="with --suite: JSON lines, one a match (default agent-strength.jsonl)")
     parser.add_argument("--resume", action="store_true",
                         help="with --suite: skip the matches --results already has")
+    parser.add_argument("--summary", action="store_true",
+                        help="with --suite: print the summary of --results, play nothing")
     parser.add_argument("--enhancements", default="default", metavar="LIST",
                         help="the agent's search enhancements (see ggp agent --help)")
     parser.add_argument("--opponent", choices=("random", "uct"), default="random",
@@ -234,6 +245,15 @@ def _suite(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                        [Config.of(f"{args.enhancements}@{args.simultaneous}")])
     except ValueError as exc:
         parser.error(f"--configs: {exc}")
+    if args.summary:
+        rows = read_results(Path(args.results))
+        if not rows:
+            raise GameError(f"{args.results}: no match recorded")
+        listed = args.configs or args.ablation
+        print_summary(rows, [c.name for c in configs] if listed else
+                      list(dict.fromkeys(r["config"] for r in rows)),
+                      list(dict.fromkeys(r["game"] for r in rows)))
+        return 0
     matches = 6 if args.matches is None else args.matches
     if matches < 1:
         parser.error("--matches must be at least 1")

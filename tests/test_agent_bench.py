@@ -72,5 +72,8 @@ def test_the_suite_appends_each_match_and_resumes(tmp_path: Path,
     assert out.count("match 3:") == 2 and "match 1:" not in out   # only the new ones
     assert re.search(r"pennies\.kif\s+\d+\.\d ± +\d+\.\d  \(3 matches", out)
     assert "overall mean" in out
+    assert main(["--suite", "--summary", "--results", str(results)]) == 0
+    summary = capsys.readouterr().out
+    assert summary.count("(3 matches") == 2 and "match 1:" not in summary
     with pytest.raises(SystemExit):
         main([*run, "--configs", "default,bogus"])
