@@ -257,3 +257,19 @@ def test_the_agent_answers_in_time_under_a_tight_clock(tictactoe) -> None:
 
     answers = asyncio.run(match())
     assert answers and all(at <= deadline for _, at, deadline in answers)
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_a_cut_off_playout_is_valued_by_the_goals_there(picks, tictactoe, batched: bool) -> None:
+    # PICKS defines its goal at every state: after one step, 100 while only a was
+    # played; tic-tac-toe's goals say 50 / 50 until there is a line
+    policy = PlayoutPolicy(cutoff=1, record=True)
+    playouts = make_playouts(picks, policy, (), random.Random(2), batched=batched)
+    a = picks.parse_move("a", 0)
+    outcomes = playouts.run([picks.initial_state()] * 64, None)
+    assert {len(played) for _, played in outcomes} == {1}
+    assert all(reward == [1.0 if (0, a) in played else 0.0] for reward, played in outcomes)
+    assert {tuple(r) for r, _ in outcomes} == {(0.0,), (1.0,)}
+    playouts = make_playouts(tictactoe, policy, (), random.Random(2), batched=batched)
+    outcomes = playouts.run([tictactoe.initial_state()] * 64, None)
+    assert {tuple(r) for r, _ in outcomes} == {(0.5, 0.5)}
