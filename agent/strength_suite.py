@@ -14,8 +14,9 @@ decision record of that move), ``presolve``), flushed at once; ``--resume`` skip
 already has, so a run of hours survives interruptions. The summary is read back
 from the file: per game and configuration the agent's share of the points (%) with
 a 95% confidence interval (Student t over the matches), the overall mean, and the
-mean over the games the agent did not solve on its start clock (where the game's
-value, not the players, decides the result once both play it exactly).
+mean over the games not decided by their value (:func:`decided`: solved by the
+agent on its start clock, or every match ending alike by seat: there both players
+find the forced line and the seat, not the player, decides).
 
 ``--ablation`` runs, after the full agent, each default enhancement switched off in
 turn (and the optional ones switched on) on the same games and seeds.
@@ -33,7 +34,7 @@ import math
 import random
 import statistics
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -236,10 +237,18 @@ def interval(shares: Sequence[float]) -> tuple[float, float]:
     return mean, t * 100 * statistics.stdev(shares) / math.sqrt(len(shares))
 
 
-def decided(rows: Iterable[dict]) -> bool:
-    """The agent solved the game on its start clock (the value decides the result)."""
-    return any("solved:" in r.get("presolve", "") or "baseline: solved" in r.get("presolve", "")
-               for r in rows)
+def decided(rows: Sequence[dict]) -> str:
+    """Why the game's value, not the players, decides the game ('' if nothing says
+    so): the agent solved it on its start clock, or every match (at least 4, both
+    seats) ended with the same goals by seat: whoever sat there, the seat won (or
+    drew) as the value says, both players finding the forced line."""
+    if any("solved:" in r.get("presolve", "") or "baseline: solved" in r.get("presolve", "")
+           for r in rows):
+        return "solved on the start clock"
+    outcomes = {tuple(r["goals"]) for r in rows}
+    if len(rows) >= 4 and len(outcomes) == 1 and len({r["seat"] for r in rows}) > 1:
+        return f"every match ended {list(outcomes.pop())} by seat"
+    return ""
 
 
 def print_summary(rows: list[dict], configs: Sequence[str], games: Sequence[str]) -> None:
@@ -254,17 +263,17 @@ def print_summary(rows: list[dict], configs: Sequence[str], games: Sequence[str]
             if not played:
                 continue
             mean, half = interval([r["share"] for r in played])
-            solved = decided(played)
+            why = decided(played)
             late += sum(r["late"] for r in played)
             means.append(mean)
-            if not solved:
+            if not why:
                 open_means.append(mean)
             print(f"  {game:28s} {mean:5.1f} ± {half:5.1f}  ({len(played)} matches"
-                  f"{', solved on the start clock' if solved else ''})")
+                  f"{'; decided: ' + why if why else ''})")
         if means:
             print(f"  overall mean {statistics.fmean(means):.1f}% over {len(means)} games; "
                   f"{statistics.fmean(open_means) if open_means else math.nan:.1f}% over the "
-                  f"{len(open_means)} not solved; late moves {late}")
+                  f"{len(open_means)} not decided by the value; late moves {late}")
 
 
 def print_rates(games: Sequence[str], corpus: Path, seconds: float) -> int:
