@@ -53,11 +53,11 @@ from solvers.files import read_text
 # Two-player corpus games (../shared/gdl-corpus): turn-based, then simultaneous.
 # (Left out: games that do not compile within the grounding limit, quarto and
 # chineseCheckers2, or play under 50 uniform playouts a second, dotsAndBoxes, battle.)
+# The long ones last, so a run cut short still has both kinds.
 SUITE = ("connectFour", "knightThrough", "breakthroughSuicideSmall", "sheepAndWolf",
          "catcha_mouse", "tictactoe_3d_small_2player", "nineBoardTicTacToe",
-         "dualConnect4", "pentagoSuicide", "ticTacToe",
-         "connectFourSimultaneous", "bomberman2p", "point_grab", "chickentictactoe",
-         "doubletictactoe", "ticTicToe")
+         "connectFourSimultaneous", "bomberman2p", "chickentictactoe", "doubletictactoe",
+         "ticTicToe", "dualConnect4", "ticTacToe", "pentagoSuicide", "point_grab")
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus" / "repository"
 ABLATION_EXTRA = ("grave", "cutoff")
 BATCH_PLAYOUTS = 512  # playouts at once in --rates' batched playouts alone
