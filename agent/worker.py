@@ -17,9 +17,10 @@ Choosing a GDL move (:class:`GdlBrain`):
 2. Play clock: a state of the stored solution, or with an exact value, plays its
    solved strategy (sampling a mixed one). Otherwise an endgame solve gets a
    tenth of the time (its table keeps every solved state for later moves; after
-   a failure the next 1, 2, 4, ... tries are skipped); then SM-MCTS (UCT where one
-   role moves, decoupled UCT or regret matching where several do; optional MAST)
-   runs to the deadline.
+   a failure the next 1, 2, 4, ... tries are skipped); then the agent's SM-MCTS
+   (:mod:`agent.mcts`: UCT where one role moves, decoupled UCT, regret matching or
+   EXP3 where several do; MAST, MCTS-Solver, tree reuse, timing and the optional
+   enhancements of ``BrainOptions.enhancements``) runs to the deadline.
 3. The move: the exact strategy when the state is solved, exploiting a fallible
    opponent where that is safe (turn-based: among value-keeping moves, the best
    "trap value", our expectation when the others move at random; simultaneous: a
@@ -331,8 +332,8 @@ class GdlBrain:
         expansion, level-batched baseline) into the exact table; True when done.
 
         Only for a compiled machine once the level solver is imported (never a
-        second's import on a play clock), with at least ``DAG_ENDGAME_SECONDS``, and only where the values are those
-        :func:`solvers.search.solve_exact` would find: a constant-sum subgame without
+        second's import on a play clock), with at least ``DAG_ENDGAME_SECONDS``,
+        and only where the values are those :func:`solvers.search.solve_exact` would find: a constant-sum subgame without
         nature (a general-sum equilibrium or a chance node is left to it)."""
         import sys
 
