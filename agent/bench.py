@@ -16,8 +16,14 @@ scores is how much the opponent's mistakes are worth to a one-step best response
 against an opponent that never errs it is the game's value, and no agent that does
 not read the opponent's mind can expect more from those mistakes.
 
+``--suite`` (issue 18) plays plain ``uct`` at equal clocks on many corpus games,
+resumable, with ``--ablation``; ``--rates`` compares playouts per second
+(:mod:`agent.strength_suite`).
+
     ggp bench agent GAME.kif --opponent uct --matches 10 --playclock 1
     ggp bench agent ticTicToe.kif --opponent uct --ceiling --matches 30
+    ggp bench agent --suite --results strength.jsonl --resume
+    ggp bench agent --rates --games connectFour,breakthrough
 """
 
 from __future__ import annotations
@@ -26,8 +32,21 @@ import argparse
 import random
 import time
 from collections.abc import Sequence
+from pathlib import Path
 
+from agent.mcts import SIMULTANEOUS, parse_enhancements
+from agent.strength_suite import (
+    CORPUS,
+    SUITE,
+    Config,
+    ablation_configs,
+    print_rates,
+    print_summary,
+    read_results,
+    run_suite,
+)
 from agent.worker import BrainOptions, GameSpec, GdlBrain
+from solvers.errors import GameError
 from solvers.files import read_text
 
 
@@ -113,7 +132,6 @@ def play_match(text: str, machine, ours: int, opponent: str, seed: int, start_cl
 
 def solved_table(machine) -> dict:
     """Every state's exact value (``--ceiling``); GameError when the game has none."""
-    from solvers.errors import GameError
     from solvers.search import solve_exact
 
     if len(machine.roles) != 2:
@@ -127,16 +145,40 @@ def solved_table(machine) -> dict:
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(prog="ggp bench agent", description="The agent's "
                                      "move selection against a baseline, in one process.")
-    parser.add_argument("game", help="GDL game file")
+    parser.add_argument("game", nargs="?", help="GDL game file (not with --suite, --rates)")
+    parser.add_argument("--suite", action="store_true",
+                        help="play plain uct on the corpus games of --games, both seats, "
+                        "at equal clocks (defaults: start 5 s, play 1 s, 6 matches a game)")
+    parser.add_argument("--ablation", action="store_true",
+                        help="with --suite: then each default enhancement off in turn, "
+                        "and the optional ones on")
+    parser.add_argument("--configs", metavar="LIST",
+                        help="with --suite: agent configurations separated by ';', each "
+                        "an --enhancements list with an optional @duct|@rm|@exp3")
+    parser.add_argument("--rates", action="store_true",
+                        help="playouts per CPU second of uct and of the agent's search")
+    parser.add_argument("--games", metavar="LIST",
+                        help="comma-separated corpus game names or .kif paths (default: "
+                        "the suite's 16 two-player games)")
+    parser.add_argument("--corpus", default=str(CORPUS), metavar="DIR",
+                        help="folder of the corpus games (default ../shared/gdl-corpus/repository)")
+    parser.add_argument("--results", default="agent-strength.jsonl", metavar="FILE",
+                        help="with --suite: JSON lines, one a match (default agent-strength.jsonl)")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --suite: skip the matches --results already has")
+    parser.add_argument("--summary", action="store_true",
+                        help="with --suite: print the summary of --results, play nothing")
+    parser.add_argument("--enhancements", default="default", metavar="LIST",
+                        help="the agent's search enhancements (see ggp agent --help)")
     parser.add_argument("--opponent", choices=("random", "uct"), default="random",
                         help="the baseline player (default random)")
-    parser.add_argument("--matches", type=int, default=10,
-                        help="matches, roles alternating (default 10)")
-    parser.add_argument("--startclock", type=float, default=2.0,
-                        help="seconds to get ready (default 2)")
+    parser.add_argument("--matches", type=int, default=None,
+                        help="matches per game, roles alternating (default 10; --suite 6)")
+    parser.add_argument("--startclock", type=float, default=None,
+                        help="seconds to get ready (default 2; --suite 5)")
     parser.add_argument("--playclock", type=float, default=1.0,
                         help="seconds per move (default 1)")
-    parser.add_argument("--simultaneous", choices=("duct", "rm"), default="duct",
+    parser.add_argument("--simultaneous", choices=SIMULTANEOUS, default="duct",
                         help="the agent's search at simultaneous moves (default duct)")
     parser.add_argument("--mast", type=float, default=BrainOptions.mast_epsilon,
                         help="MAST epsilon of the agent's playouts (0: uniform)")
@@ -146,6 +188,16 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--ceiling", action="store_true",
                         help="seat a clairvoyant player of the solved game instead of the agent")
     args = parser.parse_args(list(argv))
+    try:
+        enhancements = parse_enhancements(args.enhancements)
+    except ValueError as exc:
+        parser.error(f"--enhancements: {exc}")
+    if args.suite or args.rates:
+        return _suite(parser, args)
+    if args.game is None:
+        parser.error("give a GAME file, --suite or --rates")
+    matches = 10 if args.matches is None else args.matches
+    start_clock = 2.0 if args.startclock is None else args.startclock
     if args.opponent_playouts is not None and args.opponent_playouts < 1:
         parser.error("--opponent-playouts must be at least 1")
     text = read_text(args.game)
@@ -155,12 +207,12 @@ def main(argv: Sequence[str]) -> int:
     roles = len(machine.roles)
     table = solved_table(machine) if args.ceiling else None
     scores, shares, decisions, exploited = [], [], 0, 0
-    for i in range(args.matches):
+    for i in range(matches):
         ours = i % roles
         options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed + i,
-                               mast_epsilon=args.mast)
+                               mast_epsilon=args.mast, enhancements=enhancements)
         goals, seer = play_match(text, machine, ours, args.opponent, args.seed + i,
-                                 args.startclock, args.playclock, options, clairvoyant=table,
+                                 start_clock, args.playclock, options, clairvoyant=table,
                                  opponent_playouts=args.opponent_playouts)
         if seer is not None:
             decisions, exploited = decisions + seer.decisions, exploited + seer.exploited
@@ -176,3 +228,34 @@ def main(argv: Sequence[str]) -> int:
         print(f"the opponent chose {decisions} times; {exploited} of its choices lost "
               "value against the best reply")
     return 0
+
+
+def _suite(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    games = [g for g in (args.games or ",".join(SUITE)).split(",") if g]
+    corpus = Path(args.corpus)
+    if args.rates:
+        return print_rates(games, corpus, args.playclock)
+    if args.ablation and args.configs:
+        parser.error("--ablation and --configs exclude each other")
+    try:
+        if args.configs:
+            configs = [Config.of(c.strip()) for c in args.configs.split(";") if c.strip()]
+        else:
+            configs = (ablation_configs() if args.ablation else
+                       [Config.of(f"{args.enhancements}@{args.simultaneous}")])
+    except ValueError as exc:
+        parser.error(f"--configs: {exc}")
+    if args.summary:
+        rows = read_results(Path(args.results))
+        if not rows:
+            raise GameError(f"{args.results}: no match recorded")
+        listed = args.configs or args.ablation
+        print_summary(rows, [c.name for c in configs] if listed else
+                      list(dict.fromkeys(r["config"] for r in rows)),
+                      list(dict.fromkeys(r["game"] for r in rows)))
+        return 0
+    matches = 6 if args.matches is None else args.matches
+    if matches < 1:
+        parser.error("--matches must be at least 1")
+    return run_suite(games, configs, matches, 5.0 if args.startclock is None else args.startclock,
+                     args.playclock, Path(args.results), args.resume, corpus, args.seed)

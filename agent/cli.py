@@ -3,6 +3,9 @@
 ``ggp agent --http PORT [--host 127.0.0.1] [--name NAME] [--solutions DIR] [--margin SECONDS]``
 ``ggp agent --ws URL [--name NAME] [--token T]``
 
+Search options (both modes): ``--enhancements LIST`` (agent/mcts.py), ``--simultaneous
+duct|rm|exp3``, ``--mast-epsilon E``, ``--exploration C``.
+
 Decisions are logged to stderr, one line per move. Ctrl-C stops it with one line
 (none with ``--quiet``: a launched agent shares the terminal of ``ggp match``), exit 130.
 """
@@ -21,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent.gamer import DEFAULT_MAX_CLOCK, Gamer
+from agent.mcts import DEFAULT_ENHANCEMENTS, ENHANCEMENTS, SIMULTANEOUS, parse_enhancements
 from agent.worker import BrainOptions
 from solvers.errors import GameError
 
@@ -44,8 +48,19 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-clock", type=float, default=DEFAULT_MAX_CLOCK, metavar="SECONDS",
                         help="believe no start or play clock longer than this "
                         f"(default {DEFAULT_MAX_CLOCK:g})")
-    parser.add_argument("--simultaneous", choices=("duct", "rm"), default="duct",
-                        help="search policy at simultaneous-move nodes (default duct)")
+    parser.add_argument("--simultaneous", choices=SIMULTANEOUS, default="duct",
+                        help="search policy at simultaneous-move nodes: decoupled UCT, "
+                        "regret matching or EXP3 (default duct)")
+    parser.add_argument("--enhancements", default="default", metavar="LIST",
+                        help="search enhancements, comma-separated: default, none, all, "
+                        f"{', '.join(ENHANCEMENTS)}; no-NAME drops one (default: "
+                        f"{','.join(DEFAULT_ENHANCEMENTS)})")
+    parser.add_argument("--mast-epsilon", type=float, default=BrainOptions.mast_epsilon,
+                        metavar="E", help="share of uniform moves in MAST playouts "
+                        f"(default {BrainOptions.mast_epsilon:g})")
+    parser.add_argument("--exploration", type=float, default=BrainOptions.exploration,
+                        metavar="C", help="UCB1 exploration constant, rewards in [0, 1] "
+                        f"(default {BrainOptions.exploration:g})")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
     parser.add_argument("--max-matches", type=int, default=None,
                         help="stop after this many matches (default: run until killed)")
@@ -65,10 +80,19 @@ def main(argv: Sequence[str]) -> int:
         raise GameError(f"--solutions {args.solutions}: not a folder")
     if args.http is not None and not 0 < args.http < 65536:
         raise GameError(f"--http {args.http}: not a TCP port")
+    try:
+        enhancements = parse_enhancements(args.enhancements)
+    except ValueError as exc:
+        raise GameError(f"--enhancements: {exc}") from None
+    if not 0 <= args.mast_epsilon <= 1:
+        raise GameError("--mast-epsilon must be between 0 and 1")
+    if not 0 <= args.exploration < math.inf:
+        raise GameError("--exploration must be a number >= 0")
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed,
-                           solutions=args.solutions)
+                           solutions=args.solutions, enhancements=enhancements,
+                           mast_epsilon=args.mast_epsilon, exploration=args.exploration)
     gamer = Gamer(options)
     previous = signal.signal(signal.SIGINT, _interrupted)
     try:

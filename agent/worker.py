@@ -17,9 +17,10 @@ Choosing a GDL move (:class:`GdlBrain`):
 2. Play clock: a state of the stored solution, or with an exact value, plays its
    solved strategy (sampling a mixed one). Otherwise an endgame solve gets a
    tenth of the time (its table keeps every solved state for later moves; after
-   a failure the next 1, 2, 4, ... tries are skipped); then SM-MCTS (UCT where one
-   role moves, decoupled UCT or regret matching where several do; optional MAST)
-   runs to the deadline.
+   a failure the next 1, 2, 4, ... tries are skipped); then the agent's SM-MCTS
+   (:mod:`agent.mcts`: UCT where one role moves, decoupled UCT, regret matching or
+   EXP3 where several do; MAST, MCTS-Solver, tree reuse, timing and the optional
+   enhancements of ``BrainOptions.enhancements``) runs to the deadline.
 3. The move: the exact strategy when the state is solved, exploiting a fallible
    opponent where that is safe (turn-based: among value-keeping moves, the best
    "trap value", our expectation when the others move at random; simultaneous: a
@@ -43,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from agent.mcts import DEFAULT_ENHANCEMENTS, AgentConfig, AgentSearch
 from solvers.errors import GameError, LimitReached, UnsupportedGame
 from solvers.search.matrix_game import safe_best_response
 
@@ -53,17 +55,21 @@ COMPILE_SHARE = 0.4  # of the start clock left that grounding the game may take
 # value (ticTicToe, 40 matches against UCT at 2,000 playouts a move: 0.2 and 0.5
 # scored 57.5%, 1.0 (uniform) 50%).
 TRAP_SLIP = 0.2
+# A batched expansion stops between chunks only: one chunk (or loading its compiled
+# kernels) took 1.3-1.4 s on breakthroughSuicideSmall with a 0.07 s budget (1 s clock).
+DAG_ENDGAME_SECONDS = 0.5
+KERNEL_CLOCK = 8.0  # start clock (s) from which batched playouts load compiled kernels
 
 
 @dataclass(frozen=True)
 class BrainOptions:
     """Knobs of move selection (picklable: sent to the worker process)."""
 
-    simultaneous: str = "duct"  # policy at simultaneous nodes: "duct" or "rm"
-    # MAST playouts (0: uniform, as the plain UCT player). Off by default: on
-    # connectFourSimultaneous with 0.2 s clocks, epsilon 0.4 scored 8% against plain
-    # UCT where uniform playouts scored 67% (12 matches each).
-    mast_epsilon: float = 0.0
+    simultaneous: str = "duct"  # policy at simultaneous nodes: "duct", "rm" or "exp3"
+    # the search's switches (agent.mcts.ENHANCEMENTS; ggp agent --enhancements)
+    enhancements: tuple[str, ...] = DEFAULT_ENHANCEMENTS
+    mast_epsilon: float = AgentConfig.mast_epsilon  # share of uniform moves in MAST playouts
+    exploration: float = AgentConfig.exploration  # UCB1 constant
     seed: int = 0
     max_nodes: int = 300_000  # search tree budget
     presolve_nodes: int = 400_000  # exact pre-solve budget (memory: ~1 KB a node)
@@ -102,7 +108,6 @@ class GdlBrain:
                  until: float | None = None) -> None:
         from gdl.ground import Budget
         from gdl.machine import load_machine
-        from solvers.search import MCTS, SearchConfig
 
         self.options = options
         engine = options.engine
@@ -121,10 +126,10 @@ class GdlBrain:
         self.state = self.machine.initial_state()
         self.step = 0
         self.rng = random.Random(options.seed)
-        self.search = MCTS(self.machine, SearchConfig(
-            simultaneous=options.simultaneous, seed=options.seed, max_nodes=options.max_nodes,
-            mast_epsilon=options.mast_epsilon),
-            chance_roles=self.chance)
+        self.search = AgentSearch(self.machine, AgentConfig(
+            enhancements=options.enhancements, simultaneous=options.simultaneous,
+            exploration=options.exploration, mast_epsilon=options.mast_epsilon,
+            max_nodes=options.max_nodes, seed=options.seed), chance_roles=self.chance)
         self.exact: dict[Hashable, np.ndarray] = {}
         self.trap_memo: dict[Hashable, float] = {}  # see _trap_values
         self.exact_possible = True
@@ -145,6 +150,12 @@ class GdlBrain:
     def metagame(self, until: float) -> dict[str, Any]:
         started = time.monotonic()
         info: dict[str, Any] = {"engine": self.machine.engine_name, "roles": len(self.machine.roles)}
+        if self.search.batched and until - started > KERNEL_CLOCK:
+            # the batched playouts' compiled kernels (1-4 s to load; without them
+            # batches take the numpy passes)
+            from gdl import kernels
+
+            kernels.compiled(kernels.MIN_ITEMS)
         if self.players >= 2 and until - started > 1.5:
             # the LP solver of simultaneous nodes takes ~1 s to import: on the start
             # clock, not on a play clock (the DAG endgame solves only once it is in)
@@ -240,8 +251,10 @@ class GdlBrain:
                 # the trap values, in the time kept for them) pick among equally good
                 # moves the one a fallible opponent gets wrong.
                 unsolved = isinstance(solved, str)
+                soft = started + self.search.agent.soft_share * (until - started)
                 result = self.search.search(self.state, deadline=until if unsolved else
-                                            started + 0.6 * (until - started))
+                                            started + 0.6 * (until - started),
+                                            soft_deadline=soft)
                 info.update(playouts=result.playouts, nodes=result.nodes)
                 if unsolved:
                     move = self._search_move(result, info)
@@ -319,12 +332,13 @@ class GdlBrain:
         expansion, level-batched baseline) into the exact table; True when done.
 
         Only for a compiled machine once the level solver is imported (never a
-        second's import on a play clock), and only where the values are those
-        :func:`solvers.search.solve_exact` would find: a constant-sum subgame without
+        second's import on a play clock), with at least ``DAG_ENDGAME_SECONDS``,
+        and only where the values are those :func:`solvers.search.solve_exact` would find: a constant-sum subgame without
         nature (a general-sum equilibrium or a chance node is left to it)."""
         import sys
 
         if (self.players != 2 or self.chance or self.step == 0
+                or until - time.monotonic() < DAG_ENDGAME_SECONDS
                 or "solvers.simultaneous.dag_solve" not in sys.modules
                 or self.machine.engine_name != "compiled" or self.state in self.exact):
             return False
@@ -461,7 +475,7 @@ class GdlBrain:
                     value=round(float(result.value[self.role]), 2))
         strategy = result.strategy[self.role]
         choosers = sum(len(m) > 1 for r, m in enumerate(result.moves) if r not in self.chance)
-        if result.proven or (choosers > 1 and self.options.simultaneous == "rm"):
+        if result.proven or (choosers > 1 and self.options.simultaneous in ("rm", "exp3")):
             if not result.proven:
                 strategy = purified(strategy, self.search.config.rm_gamma)
             return result.moves[self.role][_draw(strategy, self.rng)]

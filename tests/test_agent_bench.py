@@ -37,3 +37,43 @@ def test_the_ceiling_needs_a_two_player_game(tmp_path: Path) -> None:
                     "(legal c go) (<= terminal (true on)) (goal a 0) (goal b 0) (goal c 0)")
     with pytest.raises(GameError, match="two-player"):
         main([str(game), "--ceiling", "--matches", "1"])
+
+
+PENNIES = ("(role a) (role b) (init s) (coin h) (coin t) "
+           "(<= (legal a (play ?x)) (coin ?x)) (<= (legal b (play ?x)) (coin ?x)) "
+           "(<= (next (same)) (does a (play ?x)) (does b (play ?x))) (<= (next over) (true s)) "
+           "(<= terminal (true over)) (<= (goal a 100) (true (same))) "
+           "(<= (goal a 0) (not (true (same)))) (<= (goal b 0) (true (same))) "
+           "(<= (goal b 100) (not (true (same))))")
+
+
+def test_the_suite_appends_each_match_and_resumes(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    game = tmp_path / "pennies.kif"
+    game.write_text(PENNIES)
+    results = tmp_path / "results.jsonl"
+    run = ["--suite", "--games", str(game), "--startclock", "0.3", "--playclock", "0.1",
+           "--results", str(results), "--configs", "default;none,solver@exp3"]
+    assert main([*run, "--matches", "2"]) == 0
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [(r["config"], r["match"], r["seat"]) for r in rows] == [
+        ("mast,solver,reuse,timing@duct", 0, 0), ("mast,solver,reuse,timing@duct", 1, 1),
+        ("solver@exp3", 0, 0), ("solver@exp3", 1, 1)]
+    assert all(r["goals"] in ([100, 0], [0, 100]) and r["steps"] == 1 for r in rows)
+    with pytest.raises(GameError, match="already has 4 matches: --resume"):
+        main([*run, "--matches", "3"])
+    with results.open("a") as out:   # a write cut short by a kill
+        out.write('{"game": "pennies", "con')
+    capsys.readouterr()
+    assert main([*run, "--matches", "3", "--resume"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("match 3:") == 2 and "match 1:" not in out   # only the new ones
+    assert re.search(r"pennies\.kif\s+\d+\.\d ± +\d+\.\d  \(3 matches", out)
+    assert "overall mean" in out
+    assert main(["--suite", "--summary", "--results", str(results)]) == 0
+    summary = capsys.readouterr().out
+    assert summary.count("(3 matches") == 2 and "match 1:" not in summary
+    with pytest.raises(SystemExit):
+        main([*run, "--configs", "default,bogus"])

@@ -181,22 +181,12 @@ class MCTS:
                 reward, settled = (node.exact.value / 100.0).tolist(), True
                 break
             joint, probs = self._select(node)
-            child_state = node.children.get(joint)
-            if child_state is None:
-                child_state = self.game.next_state(
-                    state, [node.moves[r][joint[r]] for r in range(self._n_roles)])
-                node.children[joint] = child_state
             path.append((node, joint, probs))
-            state = child_state
-            child = self._table.get(state)
-            if child is None or state in on_path:
-                # a new state, or one this descent has been through (states repeat in
-                # some games: the descent would go round the cycle): a playout
-                if child is None:
-                    child = self._expand(state)
-                if child is None or child.exact is None:
-                    reward, settled = self._playout(state, deadline, played), False
-                    break
+            state = self._child_state(state, node, joint)
+            child = self._enter(state, on_path)
+            if child is None:
+                reward, settled = self._playout(state, deadline, played), False
+                break
             on_path.add(state)
             if len(path) % 1024 == 0 and (len(path) > MAX_PATH or (
                     deadline is not None and time.monotonic() >= deadline)):
@@ -208,6 +198,28 @@ class MCTS:
         if self.config.mast_epsilon > 0:
             self._update_mast(path, played, reward)
         return True
+
+    def _child_state(self, state: Hashable, node: _Node, joint: tuple[int, ...]) -> Hashable:
+        """The state after ``joint`` at ``node`` (remembered in the node)."""
+        child_state = node.children.get(joint)
+        if child_state is None:
+            child_state = self.game.next_state(
+                state, [node.moves[r][joint[r]] for r in range(self._n_roles)])
+            node.children[joint] = child_state
+        return child_state
+
+    def _enter(self, state: Hashable, on_path: set) -> _Node | None:
+        """The node a descent goes on from at ``state``, or None where it stops for a
+        playout: a new state (expanded when the table has room) or one this descent
+        has been through (states repeat in some games: the descent would go round
+        the cycle), unless its exact value is known."""
+        child = self._table.get(state)
+        if child is None or state in on_path:
+            if child is None:
+                child = self._expand(state)
+            if child is None or child.exact is None:
+                return None
+        return child
 
     def _expand(self, state: Hashable, force: bool = False) -> _Node | None:
         if not force and len(self._table) >= self.config.max_nodes:

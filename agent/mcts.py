@@ -1,0 +1,339 @@
+"""The agent's search: SM-MCTS with the GGP enhancements, each one switchable.
+
+It extends :class:`solvers.search.MCTS` (plain UCT / decoupled UCT / regret matching
+with exact backups, the server's ``uct`` player) with what the strongest GGP
+players published (CadiaPlayer: Finnsson & Björnsson 2008, 2010; Sancho; Cazenave
+2015), one iteration *round* at a time:
+
+1. Select ``batch`` leaves (at most an eighth of the root's visits, so that no
+   round runs long on stale statistics), one descent after another. Each descent
+   counts its visits at once with no reward (a *virtual loss*), so the next
+   descent of the round spreads to other moves. At a node where one role chooses: UCB1, or with
+   ``grave`` UCB1 on a blend of the move's mean and its AMAF mean taken at the
+   deepest node of the descent with at least ``grave_ref`` visits (GRAVE, Cazenave,
+   "Generalized Rapid Action Value Estimation", IJCAI 2015; weight
+   ``beta = a / (a + n + bias a n)`` for ``a`` AMAF and ``n`` real visits). Where
+   several roles choose at once, each on its own statistics: decoupled UCB1
+   (``duct``), regret matching (``rm``) or EXP3 (``exp3``), both mixed with
+   ``rm_gamma`` exploration (Lanctot et al. 2013; Tak, Winands & Lanctot, "Monte
+   Carlo Tree Search Variants for Simultaneous Move Games", CIG 2014).
+2. Expand one node per descent (the transposition table of the base class).
+3. Simulate all the round's leaves at once (:mod:`agent.playouts`: batched over
+   the bit-vector engine when it is compiled; uniform or MAST moves; optional
+   cut-off with the goals as the evaluation).
+4. Back up each reward: move sums, RM regrets / EXP3 scores, AMAF statistics of
+   every move played below a node (``grave``), MAST statistics of the tree moves
+   too, and exact values (MCTS-Solver, ``solver``; at simultaneous nodes only
+   where :func:`solvers.search.exact.exact_backup` has a sound rule: two-player
+   constant-sum matrix games).
+5. Stop at the deadline, at a proven root, or (``timing``) at the soft deadline
+   when the root's decision is clear: the rest of the clock is kept for critical
+   moves (the most visited move not the best by mean, or two moves close in
+   visits and apart in value).
+
+Between moves the tree is kept (``reuse``: the subtree of the new state; the
+base class drops the unreachable rest when the table grows); without it every
+move starts from an empty table.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+from agent.playouts import PlayoutPolicy, make_playouts
+from solvers.errors import GameError
+from solvers.search import MCTS, SearchConfig, SearchResult
+from solvers.search.exact import exact_backup
+
+# The switches (``ggp agent --enhancements``). "batch": batched playouts. Batched
+# playouts are off by default: 2-3x the playouts per second, but rounds of
+# leaf-parallel descents cost tree quality (connectFour, 0.5 s clocks, 6 matches
+# each against uct: 58% with them, 67% without; in an earlier version with fixed
+# rounds of 128, 0 of 4).
+ENHANCEMENTS = ("batch", "mast", "grave", "solver", "reuse", "cutoff", "timing")
+DEFAULT_ENHANCEMENTS = ("mast", "solver", "reuse", "timing")
+SIMULTANEOUS = ("duct", "rm", "exp3")
+CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
+
+Step = tuple  # (node, joint, probs, state) of one descent
+
+
+def parse_enhancements(text: str) -> tuple[str, ...]:
+    """``default``, ``none``, ``all`` or names, comma-separated; ``no-NAME`` removes
+    one (``default,no-mast``). ValueError names a bad item."""
+    chosen: list[str] = []
+    for item in (part.strip() for part in text.split(",")):
+        if item in ("default", "none", "all"):
+            chosen += {"default": DEFAULT_ENHANCEMENTS, "none": (), "all": ENHANCEMENTS}[item]
+        elif item.startswith("no-") and item[3:] in ENHANCEMENTS:
+            chosen = [e for e in chosen if e != item[3:]]
+        elif item in ENHANCEMENTS:
+            chosen.append(item)
+        else:
+            raise ValueError(f"unknown enhancement {item!r} (known: default, none, all, "
+                             f"{', '.join(ENHANCEMENTS)}, no-NAME)")
+    return tuple(e for e in ENHANCEMENTS if e in chosen)
+
+
+@dataclass(frozen=True)
+class AgentConfig:
+    """The agent's search settings (see the module docstring)."""
+
+    enhancements: tuple[str, ...] = DEFAULT_ENHANCEMENTS
+    simultaneous: str = "duct"
+    exploration: float = 0.7      # UCB1 constant (rewards in [0, 1]), as plain uct
+    rm_gamma: float = 0.1         # exploration mixed into RM and EXP3
+    batch: int = 128              # leaves per round with batched playouts (measured: 2-3x the
+    #                               playouts/s of one at a time on connectFour, breakthrough)
+    mast_epsilon: float = 0.4
+    grave_ref: int = 50
+    grave_bias: float = 1e-4
+    cutoff: int = 40              # playout steps before the goals evaluate ("cutoff")
+    # "timing": clear decisions stop at this share of the think time (time is not
+    # banked between GGP moves, so it only saves CPU; critical moves get it all)
+    soft_share: float = 0.85
+    max_nodes: int = 300_000
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.simultaneous not in SIMULTANEOUS:
+            raise ValueError(f"simultaneous must be one of {SIMULTANEOUS}")
+
+    def on(self, name: str) -> bool:
+        return name in self.enhancements
+
+
+class AgentSearch(MCTS):
+    """:class:`solvers.search.MCTS` with the enhancements of :class:`AgentConfig`."""
+
+    def __init__(self, machine, config: AgentConfig, *, chance_roles: Sequence[int] = ()) -> None:
+        base = SearchConfig(simultaneous="rm" if config.simultaneous == "rm" else "duct",
+                            exploration=config.exploration, rm_gamma=config.rm_gamma,
+                            solver=config.on("solver"), max_nodes=config.max_nodes,
+                            seed=config.seed)
+        super().__init__(machine, base, chance_roles=chance_roles)
+        self.agent = config
+        self.grave = config.on("grave")
+        self.exp3 = config.simultaneous == "exp3"
+        policy = PlayoutPolicy(mast=config.on("mast"), epsilon=config.mast_epsilon,
+                               cutoff=config.cutoff if config.on("cutoff") else 0,
+                               record=self.grave)
+        self.playouts = make_playouts(machine, policy, self.chance_roles, self._rng,
+                                      batched=config.on("batch"))
+        self.round_size = (min(config.batch, self.playouts.chunk)
+                           if hasattr(self.playouts, "chunk") else 1)
+        # AMAF statistics per state: (role, move) -> [reward sum, count]
+        self._amaf: dict[Hashable, dict[tuple[int, Hashable], list[float]]] = {}
+        self._last_root: Hashable | None = None
+
+    @property
+    def batched(self) -> bool:
+        return self.round_size > 1
+
+    def search(self, state: Hashable, *, deadline: float | None = None,
+               playouts: int | None = None, soft_deadline: float | None = None
+               ) -> SearchResult:
+        """As :meth:`MCTS.search`; with ``timing``, a clear decision stops at
+        ``soft_deadline``."""
+        if deadline is None and playouts is None:
+            raise ValueError("search needs a deadline or a playout count")
+        started = time.monotonic()
+        if not self.agent.on("reuse") and state != self._last_root:
+            self._table.clear()
+            self._amaf.clear()
+        self._last_root = state
+        if len(self._table) > self.config.max_nodes // 2:
+            self._keep_reachable(state)
+            self._amaf = {s: a for s, a in self._amaf.items() if s in self._table}
+        root = self._table.get(state) or self._expand(state, force=True)
+        if root.terminal:
+            raise GameError("search from a terminal state: there is no move to choose")
+        soft = soft_deadline if self.agent.on("timing") else None
+        done = 0
+        while root.exact is None and (playouts is None or done < playouts):
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                break
+            if soft is not None and now >= soft and not self.critical(root):
+                break
+            # a round is at most an eighth of the root's visits: its descents all
+            # see the statistics of its start (with virtual losses only)
+            size = max(1, min(self.round_size, root.count // 8))
+            if playouts is not None:
+                size = min(size, playouts - done)
+            done += self._round(state, root, size, deadline)
+        return self._result(root, done, time.monotonic() - started)
+
+    def critical(self, root) -> bool:
+        """The decision may still change and matters: for a chooser of the root, a
+        move is untried, the most visited move is not the best by mean, or the two
+        most visited are within 20% in visits and ``CLOSE`` apart in mean reward."""
+        for r in root.shape.choosers:
+            visits, totals = root.visits[r], root.totals[r]
+            if 0 in visits:   # a move not even tried once
+                return True
+            means = [t / v if v else -1.0 for t, v in zip(totals, visits, strict=True)]
+            order = sorted(range(len(visits)), key=visits.__getitem__, reverse=True)
+            first, second = order[0], order[1]
+            if means[second] > means[first]:
+                return True
+            if visits[second] >= 0.8 * visits[first] and means[first] - means[second] > CLOSE:
+                return True
+        return False
+
+    # -- one round ----------------------------------------------------------------
+
+    def _round(self, state: Hashable, root, size: int, deadline: float | None) -> int:
+        """``size`` descents, their playouts at once, the backups; the playouts done."""
+        descents = [self._descend(state, root) for _ in range(size)]
+        leaves = [d for d in descents if d[2] is None]
+        outcomes = self.playouts.run([d[1] for d in leaves], deadline) if leaves else []
+        if outcomes is None:   # out of time: take the virtual losses back
+            for path, _, _ in descents:
+                self._undo(path)
+            return 0
+        results = iter(outcomes)
+        for path, _, settled in descents:
+            if settled is not None:
+                self._back(path, settled, set(), True)
+            else:
+                reward, played = next(results)
+                self._back(path, reward, played, False)
+        return size
+
+    def _descend(self, state: Hashable, node) -> tuple[list[Step], Hashable, list | None]:
+        """One descent with virtual loss: the path, the leaf state and, when the
+        leaf's value is known (terminal or proven), that value in [0, 1]."""
+        path: list[Step] = []
+        on_path = {state}
+        reference = None   # GRAVE: the AMAF table of the deepest well-visited node
+        while True:
+            if node.exact is not None:
+                return path, state, (node.exact.value / 100.0).tolist()
+            if self.grave and node.count >= self.agent.grave_ref:
+                reference = self._amaf.get(state)
+            joint, probs = self._choose(node, reference)
+            path.append((node, joint, probs, state))
+            node.count += 1
+            for r in node.shape.choosers:
+                node.visits[r][joint[r]] += 1
+            state = self._child_state(state, node, joint)
+            child = self._enter(state, on_path)
+            if child is None:
+                return path, state, None
+            on_path.add(state)
+            node = child
+
+    def _choose(self, node, reference) -> tuple[tuple[int, ...], dict[int, float]]:
+        shape = node.shape
+        joint = [0] * len(shape.sizes)
+        probs: dict[int, float] = {}
+        simultaneous = len(shape.choosers) > 1
+        for r in shape.choosers:
+            if simultaneous and self.exp3:
+                joint[r], probs[r] = self._select_exp3(node, r)
+            elif simultaneous and self.config.simultaneous == "rm":
+                joint[r], probs[r] = self._select_rm(node, r)
+            else:
+                joint[r] = self._select_ucb(node, r, reference)
+        for r in shape.chance:
+            joint[r] = self._rng.randrange(shape.sizes[r])
+        return tuple(joint), probs
+
+    def _select_ucb(self, node, role: int, amaf: dict | None = None) -> int:
+        """UCB1, on the GRAVE blend when ``amaf`` is given; ties at random (the
+        base class takes the first: at a simultaneous node two roles then pick
+        alike in lockstep, and some joint moves are never tried)."""
+        visits = node.visits[role]
+        if 0 in visits:
+            unvisited = [i for i, v in enumerate(visits) if v == 0]
+            return unvisited[self._rng.randrange(len(unvisited))]
+        totals, moves = node.totals[role], node.moves[role]
+        c, log_n, bias = self.config.exploration, math.log(node.count), self.agent.grave_bias
+        best: list[int] = []
+        best_score = -math.inf
+        for i, v in enumerate(visits):
+            mean = totals[i] / v
+            stats = amaf.get((role, moves[i])) if amaf is not None else None
+            if stats is not None:
+                a = stats[1]
+                beta = a / (a + v + bias * a * v)
+                mean = (1.0 - beta) * mean + beta * stats[0] / a
+            score = mean + c * math.sqrt(log_n / v)
+            if score > best_score + 1e-12:
+                best, best_score = [i], score
+            elif score >= best_score - 1e-12:
+                best.append(i)
+        return best[0] if len(best) == 1 else best[self._rng.randrange(len(best))]
+
+    def _select_exp3(self, node, role: int) -> tuple[int, float]:
+        """EXP3 (Auer et al. 2002): ``p = (1 - g) softmax(eta X) + g / K`` with
+        ``eta = g / K`` over the importance-weighted reward sums ``X``."""
+        size = node.shape.sizes[role]
+        scores = node.regrets.get(role)
+        if scores is None:
+            scores = node.regrets[role] = [0.0] * size
+            node.strategy_sum[role] = [0.0] * size
+        gamma = self.config.rm_gamma
+        eta = gamma / size
+        top = max(scores)
+        weights = [math.exp(eta * (s - top)) for s in scores]
+        total = sum(weights)
+        sigma = [(1.0 - gamma) * w / total + gamma / size for w in weights]
+        node.strategy_sum[role] = [a + b for a, b in zip(node.strategy_sum[role], sigma,
+                                                         strict=True)]
+        move = self._rng.choices(range(size), weights=sigma)[0]
+        return move, sigma[move]
+
+    # -- back-up --------------------------------------------------------------------
+
+    def _back(self, path: list[Step], reward: list[float], played: set, settled: bool) -> None:
+        """Rewards (visits were counted on the way down), AMAF, MAST and exact values."""
+        below = set(played)
+        tree_moves = set()
+        for node, joint, probs, state in reversed(path):
+            sums = node.reward_sum
+            for r, value in enumerate(reward):
+                sums[r] += value
+            for r in node.shape.choosers:
+                move, value = joint[r], reward[r]
+                node.totals[r][move] += value
+                if r in probs:
+                    scores = node.regrets[r]
+                    if self.exp3:
+                        scores[move] += value / probs[r]
+                    else:  # regret matching, importance-sampled reward estimate
+                        for i in range(len(scores)):
+                            scores[i] -= value
+                        scores[move] += value / probs[r]
+                tree_moves.add((r, node.moves[r][move]))
+            if self.grave:
+                below.update((r, node.moves[r][joint[r]]) for r in node.shape.choosers)
+                self._update_amaf(state, below, reward)
+            if settled and self.config.solver:
+                node.exact = exact_backup(node.shape, lambda j, n=node: self._child_exact(n, j))
+                settled = node.exact is not None
+        if self.agent.on("mast"):
+            self.playouts.learn_tree_moves(tree_moves, reward)
+
+    def _update_amaf(self, state: Hashable, below: set, reward: list[float]) -> None:
+        table = self._amaf.get(state)
+        if table is None:
+            table = self._amaf[state] = {}
+        for key in below:
+            stats = table.get(key)
+            if stats is None:
+                table[key] = [reward[key[0]], 1.0]
+            else:
+                stats[0] += reward[key[0]]
+                stats[1] += 1.0
+
+    def _undo(self, path: list[Step]) -> None:
+        for node, joint, _, _ in path:
+            node.count -= 1
+            for r in node.shape.choosers:
+                node.visits[r][joint[r]] -= 1
+

@@ -1,0 +1,316 @@
+"""``ggp bench agent --suite``: the agent against plain ``uct`` on many corpus games.
+
+For issue 18: the agent's brain (:class:`agent.worker.GdlBrain`) plays the server's
+plain ``uct`` (:class:`solvers.search.MCTS`, default settings, tree kept) at equal
+clocks: both get the same play clock and, like the players over the network, think
+until the deadline minus ``min(0.5, clock / 4)``; the agent alone uses the start
+clock (``uct`` has no metagame). Seats alternate, so every game gets both seats.
+One match at a time, in this process (the players think one after the other).
+
+Every finished match is appended to the results file as one JSON line (``game``,
+``config``, ``match``, ``seat``, ``goals``, ``share``, ``steps``, ``late``,
+``slowest`` (the longest answer time / play clock), ``slowest_move`` (the agent's
+decision record of that move), ``presolve``), flushed at once; ``--resume`` skips the matches the file
+already has, so a run of hours survives interruptions. The summary is read back
+from the file: per game and configuration the agent's share of the points (%) with
+a 95% confidence interval (Student t over the matches), the overall mean, and the
+mean over the games not decided by their value (:func:`decided`: solved by the
+agent on its start clock, or every match ending alike by seat: there both players
+find the forced line and the seat, not the player, decides).
+
+``--ablation`` runs, after the full agent, each default enhancement switched off in
+turn (and the optional ones switched on) on the same games and seeds.
+
+``--rates`` measures playouts per second (CPU time) of plain ``uct`` and of the
+agent's search, and of playouts alone (single against batched over the bit-vector
+engine), one game after the other in one run.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import random
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from agent.mcts import (
+    DEFAULT_ENHANCEMENTS,
+    SIMULTANEOUS,
+    AgentConfig,
+    AgentSearch,
+    parse_enhancements,
+)
+from agent.playouts import PlayoutPolicy, make_playouts
+from agent.worker import BrainOptions, GameSpec, GdlBrain
+from solvers.errors import GameError
+from solvers.files import read_text
+
+# Two-player corpus games (../shared/gdl-corpus): turn-based, then simultaneous.
+# (Left out: games that do not compile within the grounding limit, quarto and
+# chineseCheckers2, or play under 50 uniform playouts a second, dotsAndBoxes, battle.)
+# The long ones last, so a run cut short still has both kinds.
+SUITE = ("connectFour", "knightThrough", "breakthroughSuicideSmall", "sheepAndWolf",
+         "catcha_mouse", "tictactoe_3d_small_2player", "nineBoardTicTacToe",
+         "connectFourSimultaneous", "bomberman2p", "chickentictactoe", "doubletictactoe",
+         "ticTicToe", "dualConnect4", "ticTacToe", "pentagoSuicide", "point_grab")
+CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus" / "repository"
+ABLATION_EXTRA = ("grave", "cutoff")
+BATCH_PLAYOUTS = 512  # playouts at once in --rates' batched playouts alone
+# two-sided 95% Student t quantiles by degrees of freedom (beyond: the normal's)
+T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
+       10: 2.23, 11: 2.20, 12: 2.18, 15: 2.13, 20: 2.09, 30: 2.04}
+
+
+@dataclass(frozen=True)
+class Config:
+    """An agent configuration, ``ENHANCEMENTS-LIST[@duct|rm|exp3]``, named by its
+    explicit list (``default,no-mast`` is recorded as ``batch,solver,reuse,timing@duct``,
+    so a later change of the defaults never mixes results)."""
+
+    name: str
+
+    @classmethod
+    def of(cls, text: str) -> Config:
+        """ValueError for an unknown enhancement or policy."""
+        enhancements, _, policy = text.partition("@")
+        policy = policy or "duct"
+        if policy not in SIMULTANEOUS:
+            raise ValueError(f"unknown policy {policy!r} (duct, rm or exp3)")
+        return cls(",".join(parse_enhancements(enhancements)) + "@" + policy)
+
+    def options(self, seed: int) -> BrainOptions:
+        text, _, policy = self.name.partition("@")
+        return BrainOptions(enhancements=parse_enhancements(text or "none"), seed=seed,
+                            simultaneous=policy)
+
+
+def ablation_configs() -> list[Config]:
+    return ([Config.of("default")] + [Config.of(f"default,no-{e}") for e in DEFAULT_ENHANCEMENTS]
+            + [Config.of(f"default,{e}") for e in ABLATION_EXTRA])
+
+
+def think_until(received: float, clock: float) -> float:
+    """When a player answering by ``received + clock`` stops thinking (the agent's
+    and the ``uct`` built-in's margin rule)."""
+    return received + clock - min(0.5, clock / 4)
+
+
+def play_match(text: str, machine, ours: int, seed: int, start_clock: float,
+               play_clock: float, options: BrainOptions) -> dict:
+    """One match of the agent (seat ``ours``) against plain ``uct`` seats."""
+    chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
+    # as in the agent's worker process: no cyclic collection on a clock (a full pass
+    # over a big tree takes long enough to make a move late), a collection between moves
+    gc.disable()
+    try:
+        return _play(text, machine, ours, seed, start_clock, play_clock, options, chance)
+    finally:
+        gc.enable()
+
+
+def _play(text: str, machine, ours: int, seed: int, start_clock: float,
+          play_clock: float, options: BrainOptions, chance: tuple[int, ...]) -> dict:
+    from solvers.search import MCTS, SearchConfig
+
+    others = {r: MCTS(machine, SearchConfig(seed=seed * 31 + r), chance_roles=chance)
+              for r in range(len(machine.roles)) if r != ours}
+    brain = GdlBrain(GameSpec("gdl", text), machine.roles[ours], options,
+                     until=time.monotonic() + start_clock)
+    info = brain.metagame(think_until(time.monotonic(), start_clock))
+    state, previous, steps, late, slowest = machine.initial_state(), None, 0, 0, 0.0
+    slowest_move: dict = {}
+    rng = random.Random(seed)
+    while not machine.is_terminal(state):
+        joint = {}
+        for r, search in others.items():
+            legal = machine.legal_moves(state, r)
+            received = time.monotonic()
+            joint[r] = (rng.choice(legal) if len(legal) == 1 or r in chance else search.search(
+                state, deadline=think_until(received, play_clock)).best_move(r))
+        received = time.monotonic()
+        brain.advance(previous)
+        kif, decision = brain.select(think_until(received, play_clock))
+        took = time.monotonic() - received
+        if took / play_clock > slowest:
+            slowest, slowest_move = took / play_clock, decision
+        late += took > play_clock
+        joint[ours] = machine.parse_move(kif, ours)
+        moves = [joint[r] for r in range(len(machine.roles))]
+        previous = [machine.move_to_kif(m) for m in moves]
+        state = machine.next_state(state, moves)
+        steps += 1
+        gc.collect()
+    goals = list(machine.goals(state))
+    total = sum(goals)
+    return {"seat": ours, "goals": goals, "share": goals[ours] / total if total else 0.5,
+            "steps": steps, "late": late, "slowest": round(slowest, 3),
+            "slowest_move": slowest_move,
+            "presolve": info.get("presolve", "")}
+
+
+def read_results(path: Path) -> list[dict]:
+    """The recorded matches (a torn last line, from a kill mid-write, is skipped)."""
+    if not path.exists():
+        return []
+    rows = []
+    lines = path.read_text().splitlines()
+    for number, line in enumerate(lines, 1):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            if number < len(lines):
+                raise GameError(f"{path}:{number}: not a JSON line") from None
+            continue
+        if not isinstance(row, dict) or not {"game", "config", "match", "share"} <= row.keys():
+            raise GameError(f"{path}:{number}: not a match record of this bench")
+        rows.append(row)
+    return rows
+
+
+def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
+              start_clock: float, play_clock: float, results: Path, resume: bool,
+              corpus: Path, seed: int) -> int:
+    from gdl import kernels
+    from gdl.machine import load_machine
+
+    kernels.compiled(kernels.MIN_ITEMS)  # as the agent's idle worker does, off the clock
+    done = {(r["game"], r["config"], r["match"]) for r in read_results(results)}
+    if done and not resume:
+        raise GameError(f"{results} already has {len(done)} matches: --resume to continue "
+                        "them, or another --results file")
+    paths = {g: _game_path(corpus, g) for g in games}
+    _drop_torn_line(results)
+    total = len(games) * len(configs) * matches
+    count = len(done)
+    with results.open("a") as out:
+        for config in configs:
+            for game in games:
+                todo = [i for i in range(matches) if (game, config.name, i) not in done]
+                if not todo:
+                    continue
+                text = read_text(str(paths[game]))
+                machine = load_machine(text)
+                if len(machine.roles) != 2:
+                    raise GameError(f"{game}: the suite needs two-player games")
+                for i in todo:
+                    row = play_match(text, machine, i % 2, seed + i, start_clock, play_clock,
+                                     config.options(seed + i))
+                    row = {"game": game, "config": config.name, "match": i, **row}
+                    out.write(json.dumps(row) + "\n")
+                    out.flush()
+                    count += 1
+                    print(f"[{count}/{total}] {config.name} {game} match {i + 1}: seat "
+                          f"{row['seat']} goals {row['goals']} late {row['late']}", flush=True)
+    print_summary(read_results(results), [c.name for c in configs], games)
+    return 0
+
+
+def _drop_torn_line(path: Path) -> None:
+    """Cut a last line without its newline (a kill mid-write): appends start clean."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        with path.open("r+b") as out:
+            out.truncate(data.rfind(b"\n") + 1)
+
+
+def _game_path(corpus: Path, game: str) -> Path:
+    path = Path(game) if game.endswith(".kif") else corpus / f"{game}.kif"
+    if not path.is_file():
+        raise GameError(f"{path}: no such game file (--corpus DIR names the folder)")
+    return path
+
+
+def interval(shares: Sequence[float]) -> tuple[float, float]:
+    """Mean and 95% half-width (Student t) of the shares, in percent."""
+    mean = 100 * statistics.fmean(shares)
+    if len(shares) < 2:
+        return mean, math.inf
+    df = len(shares) - 1
+    t = T95.get(df) or next((v for k, v in sorted(T95.items()) if k >= df), 1.96)
+    return mean, t * 100 * statistics.stdev(shares) / math.sqrt(len(shares))
+
+
+def decided(rows: Sequence[dict]) -> str:
+    """Why the game's value, not the players, decides the game ('' if nothing says
+    so): the agent solved it on its start clock, or every match (at least 4, both
+    seats) ended with the same goals by seat: whoever sat there, the seat won (or
+    drew) as the value says, both players finding the forced line."""
+    if any("solved:" in r.get("presolve", "") or "baseline: solved" in r.get("presolve", "")
+           for r in rows):
+        return "solved on the start clock"
+    outcomes = {tuple(r["goals"]) for r in rows}
+    if len(rows) >= 4 and len(outcomes) == 1 and len({r["seat"] for r in rows}) > 1:
+        return f"every match ended {list(outcomes.pop())} by seat"
+    return ""
+
+
+def print_summary(rows: list[dict], configs: Sequence[str], games: Sequence[str]) -> None:
+    for config in configs:
+        mine = [r for r in rows if r["config"] == config]
+        if not mine:
+            continue
+        print(f"\nconfig {config}: agent's share of the points (%) against uct, 95% CI")
+        means, open_means, late = [], [], 0
+        for game in games:
+            played = [r for r in mine if r["game"] == game]
+            if not played:
+                continue
+            mean, half = interval([r["share"] for r in played])
+            why = decided(played)
+            late += sum(r["late"] for r in played)
+            means.append(mean)
+            if not why:
+                open_means.append(mean)
+            print(f"  {game:28s} {mean:5.1f} ± {half:5.1f}  ({len(played)} matches"
+                  f"{'; decided: ' + why if why else ''})")
+        if means:
+            print(f"  overall mean {statistics.fmean(means):.1f}% over {len(means)} games; "
+                  f"{statistics.fmean(open_means) if open_means else math.nan:.1f}% over the "
+                  f"{len(open_means)} not decided by the value; late moves {late}")
+
+
+def print_rates(games: Sequence[str], corpus: Path, seconds: float) -> int:
+    """Playouts per CPU second, one game after the other in one run: the searches
+    from the initial state (plain ``uct``; the agent's default, one playout at a
+    time; the agent with ``batch``), and playouts alone (uniform, from the initial
+    state: the engine one at a time, as ``uct`` plays them, against rounds of
+    ``BATCH_PLAYOUTS`` over the bit-vector engine)."""
+    from gdl import kernels
+    from gdl.machine import load_machine
+    from solvers.search import MCTS, SearchConfig
+
+    kernels.compiled(kernels.MIN_ITEMS)
+    print(f"playouts per CPU second, about {seconds:g} s each (searches from the initial "
+          f"state; playouts alone, uniform, single or {BATCH_PLAYOUTS} at once)")
+    for game in games:
+        machine = load_machine(read_text(str(_game_path(corpus, game))))
+        state = machine.initial_state()
+        rates = {}
+        for name, search in (
+                ("uct", MCTS(machine, SearchConfig())),
+                ("agent", AgentSearch(machine, AgentConfig())),
+                ("batched", AgentSearch(machine, AgentConfig(
+                    enhancements=(*DEFAULT_ENHANCEMENTS, "batch"))))):
+            search.search(state, playouts=100)   # warm the engine's caches
+            cpu = time.process_time()
+            result = search.search(state, deadline=time.monotonic() + seconds)
+            rates[name] = result.playouts / max(1e-9, time.process_time() - cpu)
+        for name, batched in (("single", False), ("batch", True)):
+            playouts = make_playouts(machine, PlayoutPolicy(), (), random.Random(0), batched)
+            size = BATCH_PLAYOUTS if batched else 1
+            done, cpu, wall = 0, time.process_time(), time.monotonic() + seconds
+            while time.monotonic() < wall:
+                done += len(playouts.run([state] * size, None) or ())
+            rates[name] = done / max(1e-9, time.process_time() - cpu)
+        print(f"  {game:24s} {machine.engine_name:8s} search: uct {rates['uct']:6.0f}  agent "
+              f"{rates['agent']:6.0f}  agent+batch {rates['batched']:6.0f}  ({rates['agent'] / rates['uct']:.2f}x)"
+              f"   playouts alone: single {rates['single']:6.0f}  batched {rates['batch']:6.0f}  "
+              f"({rates['batch'] / rates['single']:.2f}x)", flush=True)
+    return 0
