@@ -105,6 +105,8 @@ class MatchServer:
 
     async def start(self) -> None:
         await self.identities.register(self.agents)
+        if self.engine is not None:
+            await self.engine.start()
         try:
             self._server = await serve(self._serve_socket, self.host, self.port,
                                        max_size=FRAME_LIMIT, ping_interval=20,

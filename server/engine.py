@@ -121,6 +121,11 @@ def _worker_advance(key: str, blob: bytes | None, state: State, moves: Sequence[
     return advance(_worker_game(key, blob), state, moves, rng)
 
 
+def _ready() -> bool:
+    import gdl.loader  # noqa: F401  (the game adapters' modules, loaded ahead)
+    return True
+
+
 # --- the server side ---
 
 class _Worker:
@@ -185,6 +190,12 @@ class PoolEngine:
             worker.known.add(key)
             return result
         raise GameError(f"{game.name}: the game worker process cannot hold the game")
+
+    async def start(self) -> None:
+        """Start every worker process now (a spawn takes a second) rather than at the
+        first match's first step."""
+        loop = asyncio.get_running_loop()
+        await asyncio.gather(*(loop.run_in_executor(w.pool, _ready) for w in self.workers))
 
     def _replace(self, index: int, broken: _Worker) -> _Worker:
         """A new process in place of a dead one (once, whoever notices first)."""
