@@ -25,11 +25,14 @@ import hashlib
 import itertools
 import multiprocessing
 import pickle
+import queue
 import random
+import signal
+import threading
+from collections import deque
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from multiprocessing.connection import Connection
 from typing import Any
 
 from solvers.errors import GameError
@@ -126,30 +129,124 @@ def _ready() -> bool:
     return True
 
 
+def _serve(conn: Connection) -> None:
+    """A worker process: answer calls in order until the server closes the pipe. A
+    thread keeps reading calls while the main thread computes and replies, so the
+    server's write of a call never waits on the worker's write of a reply (with both
+    pipes full, each would wait for the other)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle
+    calls: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+
+    def read() -> None:
+        try:
+            while True:
+                calls.put(conn.recv_bytes())
+        except (EOFError, OSError):
+            calls.put(None)
+
+    threading.Thread(target=read, daemon=True).start()
+    while (data := calls.get()) is not None:
+        fn, args = pickle.loads(data)
+        try:
+            reply = pickle.dumps((True, fn(*args)))
+        except Exception as exc:  # the game's failure (or a bug): the caller's to raise
+            try:
+                reply = pickle.dumps((False, exc))
+            except Exception:
+                reply = pickle.dumps((False, GameError(f"{type(exc).__name__}: {exc}")))
+        try:
+            conn.send_bytes(reply)
+        except OSError:  # the server is gone
+            return
+
+
 # --- the server side ---
 
+class WorkerDied(Exception):
+    """The worker process exited with calls of its in flight."""
+
+
 class _Worker:
-    """One worker process (a one-process pool: its death breaks only its own pool)."""
+    """One worker process and its pipe. The event loop writes a call and reads the
+    reply when the pipe is readable: no threads, so a call costs the loop little more
+    than pickling it; replies come back in order."""
 
     def __init__(self) -> None:
-        self.pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        context = multiprocessing.get_context("spawn")
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child,), daemon=True,
+                                       name="ggp game worker")
+        self.process.start()
+        child.close()
+        self.waiting: deque[asyncio.Future[Any]] = deque()
         self.known: set[str] = set()  # game keys this process holds
+        self.dead = False
+        self.loop = asyncio.get_running_loop()
+        self.loop.add_reader(self.conn.fileno(), self._readable)
 
-    def submit(self, fn: Any, key: str, blob: bytes, *args: Any) -> asyncio.Future[Any]:
-        """Raises BrokenProcessPool at once when the process is already gone."""
-        sent = None if key in self.known else blob
-        return asyncio.get_running_loop().run_in_executor(self.pool, fn, key, sent, *args)
+    def submit(self, fn: Any, *args: Any) -> asyncio.Future[Any]:
+        """Raises WorkerDied at once when the process is already gone."""
+        if self.dead:
+            raise WorkerDied
+        try:
+            self.conn.send_bytes(pickle.dumps((fn, args)))
+        except OSError:
+            self._died()
+            raise WorkerDied from None
+        future = self.loop.create_future()
+        self.waiting.append(future)
+        return future
+
+    def _readable(self) -> None:
+        try:
+            ok, value = pickle.loads(self.conn.recv_bytes())
+        except (EOFError, OSError):
+            self._died()
+            return
+        future = self.waiting.popleft()
+        if future.done():  # its match was aborted meanwhile
+            return
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+
+    def _died(self) -> None:
+        if self.dead:
+            return
+        self.dead = True
+        self.loop.remove_reader(self.conn.fileno())
+        for future in self.waiting:
+            if not future.done():
+                future.set_exception(WorkerDied())
+        self.waiting.clear()
+
+    async def close(self) -> None:
+        """Close the pipe (the process ends on it), then make sure it has ended."""
+        self._died()
+        self.conn.close()
+        await asyncio.to_thread(self.process.join, 2)
+        if self.process.is_alive():
+            self.process.kill()
 
 
 class PoolEngine:
-    """The game computed in ``workers`` processes, each match on one of them."""
+    """The game computed in ``workers`` processes, each match on one of them (started
+    by :meth:`start`, in the server's event loop)."""
 
     def __init__(self, workers: int) -> None:
         if workers < 1:
             raise GameError("--workers must be at least 1")
-        self.workers = [_Worker() for _ in range(workers)]
+        self.size = workers
+        self.workers: list[_Worker] = []
         self._next = itertools.cycle(range(workers))
         self._blobs: dict[int, tuple[PlayableGame, str, bytes]] = {}
+
+    async def start(self) -> None:
+        """Start every worker process now (a spawn takes a second) rather than at the
+        first match's first step."""
+        self.workers = [_Worker() for _ in range(self.size)]
+        await asyncio.gather(*(w.submit(_ready) for w in self.workers))
 
     def _game(self, game: PlayableGame) -> tuple[str, bytes]:
         entry = self._blobs.get(id(game))
@@ -170,19 +267,22 @@ class PoolEngine:
         return BoundEngine(self, next(self._next))
 
     async def _call(self, index: int, fn: Any, game: PlayableGame, *args: Any) -> Any:
+        if not self.workers:
+            raise GameError("the game worker processes are not started")
         key, blob = self._game(game)
         for _ in range(2):  # the game may have left the worker's cache: send it again
             worker = self.workers[index]
+            sent = None if key in worker.known else blob
             try:  # a process that died between this match's steps costs it nothing
-                future = worker.submit(fn, key, blob, *args)
-            except BrokenProcessPool:
+                future = worker.submit(fn, key, sent, *args)
+            except WorkerDied:
                 worker = self._replace(index, worker)
                 future = worker.submit(fn, key, blob, *args)
             try:
                 result = await future
-            except BrokenProcessPool:
+            except WorkerDied:
                 self._replace(index, worker)
-                raise GameError(f"the game worker process {index + 1} of {len(self.workers)} "
+                raise GameError(f"the game worker process {index + 1} of {self.size} "
                                 f"died during this match's step") from None
             except LookupError:
                 worker.known.discard(key)
@@ -191,22 +291,17 @@ class PoolEngine:
             return result
         raise GameError(f"{game.name}: the game worker process cannot hold the game")
 
-    async def start(self) -> None:
-        """Start every worker process now (a spawn takes a second) rather than at the
-        first match's first step."""
-        loop = asyncio.get_running_loop()
-        await asyncio.gather(*(loop.run_in_executor(w.pool, _ready) for w in self.workers))
-
     def _replace(self, index: int, broken: _Worker) -> _Worker:
         """A new process in place of a dead one (once, whoever notices first)."""
         if self.workers[index] is broken:
-            broken.pool.shutdown(wait=False, cancel_futures=True)
+            broken.conn.close()
+            if broken.process.is_alive():  # (is_alive also reaps an ended one)
+                broken.process.kill()
             self.workers[index] = _Worker()
         return self.workers[index]
 
     async def close(self) -> None:
-        for worker in self.workers:
-            worker.pool.shutdown(wait=False, cancel_futures=True)
+        await asyncio.gather(*(w.close() for w in self.workers))
 
 
 class BoundEngine:
