@@ -33,6 +33,7 @@ from gdl.loader import MAX_GAME_BYTES, detect_format, load_game_text
 from server import protocol
 from server.connections import Connection, Lobby
 from server.credentials import new_token
+from server.engine import PoolEngine
 from server.identities import Identities
 from server.match import GRACE, Match, MatchOutcome
 from server.players.factory import make_player
@@ -66,8 +67,10 @@ class MatchServer:
                  http_allow: Sequence[str] = LOOPBACK,
                  agents: dict[str, str] | None = None,
                  max_spectators: int = MAX_SPECTATORS,
-                 public_spectators: bool = False) -> None:
+                 public_spectators: bool = False, workers: int = 0) -> None:
         self.records = records
+        # 0: games are computed on the event loop; N: in N worker processes (server/engine.py)
+        self.engine = PoolEngine(workers) if workers else None
         self.host = host
         self.port = port
         self.game_dirs = [Path(d) for d in game_dirs]
@@ -102,6 +105,8 @@ class MatchServer:
 
     async def start(self) -> None:
         await self.identities.register(self.agents)
+        if self.engine is not None:
+            await self.engine.start()
         try:
             self._server = await serve(self._serve_socket, self.host, self.port,
                                        max_size=FRAME_LIMIT, ping_interval=20,
@@ -129,6 +134,8 @@ class MatchServer:
         for task in list(self._background):
             task.cancel()
         await self.spectators.close()
+        if self.engine is not None:
+            await self.engine.close()
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
@@ -163,7 +170,7 @@ class MatchServer:
         players = [make_player(s, self) for s in specs]
         match = Match(self.new_match_id(game), game, players, player_specs, self.records,
                       startclock=startclock, playclock=playclock, seed=seed,
-                      tournament=tournament, grace=self.grace)
+                      tournament=tournament, grace=self.grace, engine=self.engine)
         match.listener = self.spectators
         self.matches[match.id] = match
         task = asyncio.create_task(self._run(match), name=f"match {match.id}")

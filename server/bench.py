@@ -16,8 +16,17 @@ Method:
    a step to its results sent out: validation, the next state, the committed
    database write, the messages); and matches per second over the wall time of step 3.
 
+Also the server process's CPU time per step (its event loop and its database thread,
+not the bots or game workers): at 200 lock-step matches a step's relay waits for the
+loop to work through the other matches' steps, so p99 is about 200 x that.
+
 ``--inproc`` seats built-in ``random`` players instead of bots (no sockets), to
-separate the server's own cost from the websocket relay.
+separate the server's own cost from the websocket relay. ``--workers N`` computes the
+games in N worker processes (``ggp serve --workers N``, ``server/engine.py``);
+``--compare`` runs the same matches twice in one run, games on the event loop and then
+in the workers, and prints both rows. ``--warm`` plays the matches once unmeasured
+first (the same seeds again after), as a long-running server would have: a GDL game
+grounds each joint move the first time it meets it, in each process.
 """
 
 from __future__ import annotations
@@ -87,12 +96,13 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def run_bench(game: PlayableGame, n_matches: int, db: Path, playclock: float,
-                    inproc: bool, seed: int) -> dict[str, Any]:
+                    inproc: bool, seed: int, workers: int = 0,
+                    warm: bool = False) -> dict[str, Any]:
     n_roles = len(game.roles)
     records = Records(db)
     try:
         async with MatchServer(records, port=0, max_connections=4 * n_matches * n_roles + 64,
-                               seat_wait=60) as server:
+                               seat_wait=60, workers=workers) as server:
             bots = None
             if not inproc:
                 bots = await asyncio.create_subprocess_exec(
@@ -102,15 +112,16 @@ async def run_bench(game: PlayableGame, n_matches: int, db: Path, playclock: flo
                 line = await asyncio.wait_for(bots.stdout.readline(), 120)
                 if line.strip() != b"ready":
                     raise GameError("the bench's bot process did not start")
-            started = time.perf_counter()
-            matches = []
-            for m in range(n_matches):
-                seats = ["random"] * n_roles if inproc else \
-                    [f"ws:bot{m * n_roles + r}" for r in range(n_roles)]
-                matches.append(server.create_match(game, seats, startclock=5,
-                                                   playclock=playclock, seed=seed + m))
-            outcomes = await asyncio.gather(*(server.tasks[m.id] for m in matches))
-            wall = time.perf_counter() - started
+            for _ in range(2 if warm else 1):  # the measured round is the last one
+                started, cpu = time.perf_counter(), time.process_time()
+                matches = []
+                for m in range(n_matches):
+                    seats = ["random"] * n_roles if inproc else \
+                        [f"ws:bot{m * n_roles + r}" for r in range(n_roles)]
+                    matches.append(server.create_match(game, seats, startclock=5,
+                                                       playclock=playclock, seed=seed + m))
+                outcomes = await asyncio.gather(*(server.tasks[m.id] for m in matches))
+                wall, cpu = time.perf_counter() - started, time.process_time() - cpu
             if bots is not None:
                 bots.terminate()
                 await bots.wait()
@@ -126,6 +137,7 @@ async def run_bench(game: PlayableGame, n_matches: int, db: Path, playclock: flo
     steps = sum(len(o.moves) for o in outcomes)
     return {
         "game": game.name, "matches": n_matches, "mode": "in-process" if inproc else "websocket",
+        "workers": workers,
         "completed": sum(o.status == "completed" for o in outcomes),
         "aborted": sum(o.status == "aborted" for o in outcomes),
         "lost": lost, "steps": steps,
@@ -133,7 +145,22 @@ async def run_bench(game: PlayableGame, n_matches: int, db: Path, playclock: flo
         "round_trip_p50_ms": _ms(latencies, 0.5), "round_trip_p99_ms": _ms(latencies, 0.99),
         "relay_p50_ms": _ms(relays, 0.5), "relay_p99_ms": _ms(relays, 0.99),
         "wall_s": wall, "matches_per_s": n_matches / wall, "steps_per_s": steps / wall,
+        "server_cpu_ms_per_step": 1000 * cpu / max(1, steps),
     }
+
+
+def _table(reports: list[dict[str, Any]]) -> list[str]:
+    """One row per run: where the games ran, relay p50/p99, round trip, throughput."""
+    lines = [f"{'games computed':<22}{'done':>9}{'relay p50':>11}{'relay p99':>11}"
+             f"{'rtt p50':>10}{'rtt p99':>10}{'matches/s':>11}{'steps/s':>9}{'cpu/step':>10}"]
+    for r in reports:
+        where = f"in {r['workers']} workers" if r["workers"] else "on the event loop"
+        ms = [f"{r[k]:.1f}" if r[k] is not None else "-" for k in
+              ("relay_p50_ms", "relay_p99_ms", "round_trip_p50_ms", "round_trip_p99_ms")]
+        lines.append(f"{where:<22}{r['completed']:>5}/{r['matches']:<3}{ms[0]:>11}{ms[1]:>11}"
+                     f"{ms[2]:>10}{ms[3]:>10}{r['matches_per_s']:>11.1f}"
+                     f"{r['steps_per_s']:>9.0f}{r['server_cpu_ms_per_step']:>10.2f}")
+    return lines
 
 
 def main(argv: list[str]) -> int:
@@ -149,6 +176,15 @@ def main(argv: list[str]) -> int:
                         help="built-in players inside the server instead of websocket bots")
     parser.add_argument("--seed", type=bounded_int(0, 1 << 31), default=1,
                         help="seed of the matches (default 1)")
+    parser.add_argument("--workers", type=bounded_int(0, 256), default=0, metavar="N",
+                        help="compute the games in N worker processes (default 0: on the "
+                        "event loop)")
+    parser.add_argument("--compare", action="store_true",
+                        help="run twice in one run, games on the event loop then in the "
+                        "workers (--workers, default 2), and print both rows")
+    parser.add_argument("--warm", action="store_true",
+                        help="play the matches once unmeasured first, so the game's lazily "
+                        "compiled moves are ready (a long-running server's steady state)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--bots", nargs=3, metavar=("URL", "COUNT", "SEED"),
                         help=argparse.SUPPRESS)  # the client process the bench starts
@@ -158,28 +194,32 @@ def main(argv: list[str]) -> int:
         return 0
     if args.matches < 1:
         raise GameError("--matches must be at least 1")
+    runs = [0, args.workers or 2] if args.compare else [args.workers]
+    game = load_game(args.game)
+    reports = []
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(args.db) if args.db else Path(tmp) / "bench.sqlite"
-        print(f"bench: {args.matches} concurrent matches of {Path(args.game).name} "
-              f"({'in-process' if args.inproc else 'websocket bots on loopback'})",
-              file=sys.stderr)
-        report = asyncio.run(run_bench(load_game(args.game), args.matches, db, args.playclock,
-                                       args.inproc, args.seed))
+        for i, workers in enumerate(runs):
+            db = Path(args.db) if args.db else Path(tmp) / f"bench{i}.sqlite"
+            print(f"bench: {args.matches} concurrent matches of {Path(args.game).name} "
+                  f"({'in-process' if args.inproc else 'websocket bots on loopback'}; games "
+                  f"{f'in {workers} worker processes' if workers else 'on the event loop'})",
+                  file=sys.stderr)
+            reports.append(asyncio.run(run_bench(game, args.matches, db, args.playclock,
+                                                 args.inproc, args.seed, workers,
+                                                 args.warm)))
     if args.json:
-        print(json.dumps(report))
+        print(json.dumps(reports if args.compare else reports[0]))
     else:
-        print(f"matches: {report['completed']} completed, {report['aborted']} aborted, "
-              f"{report['lost']} lost of {report['matches']} ({report['steps']} steps, "
-              f"{report['faults']} faults)")
-        if report["relay_p50_ms"] is not None:
-            print(f"step relay latency (last move in -> results out): "
-                  f"p50 {report['relay_p50_ms']:.2f} ms, p99 {report['relay_p99_ms']:.2f} ms")
-        if report["round_trip_p50_ms"] is not None:
-            print(f"request -> move round trip: p50 {report['round_trip_p50_ms']:.2f} ms, "
-                  f"p99 {report['round_trip_p99_ms']:.2f} ms")
-        print(f"throughput: {report['matches_per_s']:.1f} matches/s, "
-              f"{report['steps_per_s']:.0f} steps/s (wall {report['wall_s']:.2f} s)")
-    ok = report["completed"] == report["matches"] and report["lost"] == 0
+        for report in reports:
+            print(f"{'in ' + str(report['workers']) + ' workers' if report['workers'] else 'on the loop'}: "
+                  f"matches: {report['completed']} completed, {report['aborted']} aborted, "
+                  f"{report['lost']} lost of {report['matches']} ({report['steps']} steps, "
+                  f"{report['faults']} faults)")
+        print("latencies in ms (relay: last move in -> results out; rtt: request -> move); "
+              "cpu/step: the server process's CPU ms per step")
+        for line in _table(reports):
+            print(line)
+    ok = all(r["completed"] == r["matches"] and r["lost"] == 0 for r in reports)
     return 0 if ok else 1
 
 

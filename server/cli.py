@@ -166,6 +166,9 @@ def serve_main(argv: list[str]) -> int:
                         help="show running hidden-information matches (GDL-II, .efg, tree, "
                         "POSG) whole to every spectator and page; by default they are "
                         "redacted until the end, since a player could watch its own match")
+    parser.add_argument("--workers", type=bounded_int(0, 256), default=0, metavar="N",
+                        help="compute the games of the matches in N worker processes, so "
+                        "the event loop only relays messages (default 0: on the event loop)")
     args = parser.parse_args(argv)
     for folder in args.games:
         if not Path(folder).is_dir():
@@ -195,7 +198,7 @@ async def _serve(records: Records, args: argparse.Namespace, token: str,
                          max_connections=args.max_connections, admin_token=token,
                          max_running=args.max_running, max_agents=args.max_agents,
                          http_allow=args.allow_http, agents=agents,
-                         public_spectators=args.public_spectators)
+                         public_spectators=args.public_spectators, workers=args.workers)
     await server.start()
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

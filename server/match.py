@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from server.engine import InlineEngine, PoolEngine, state_text
 from server.gdl2 import SeatViews, is_gdl2
 from server.players.base import Player, PlayerGone, SeatInfo, SeatUnfilled, StepRequest
 from server.protocol import match_legal_move
@@ -77,23 +78,13 @@ class MatchListener(Protocol):
     def ended(self, match: Match) -> None: ...
 
 
-def state_text(game: PlayableGame, state: State) -> str:
-    """A state as text for the record: GDL states as the KIF list of their facts (as
-    ggp-base records them; ``gdl.playable`` states are (machine state, last joint move)),
-    other formats as the adapter's state value."""
-    machine = getattr(game, "machine", None)
-    if game.format == "gdl" and machine is not None:
-        return "( " + " ".join(machine.state_to_kif(state[0])) + " )"
-    return str(state)
-
-
 class Match:
     """A match between seated players (see the module docstring)."""
 
     def __init__(self, match_id: str, game: PlayableGame, players: Sequence[Player],
                  specs: Sequence[str], records: Records, *, startclock: float,
                  playclock: float, seed: int, tournament: str | None = None,
-                 grace: float = GRACE) -> None:
+                 grace: float = GRACE, engine: PoolEngine | None = None) -> None:
         if len(players) != len(game.roles):
             raise GameError(f"{game.name} has {len(game.roles)} roles "
                             f"({', '.join(game.roles)}); got {len(players)} "
@@ -116,6 +107,8 @@ class Match:
         self.outcome = MatchOutcome(match_id, "running", None)
         self.listener: MatchListener | None = None
         self.answer_times: list[float | None] = []  # this step's, per role (None: not asked)
+        # where the game is computed: the event loop, or one worker of the server's pool
+        self.engine = InlineEngine() if engine is None else engine.bind()
 
     def seat(self, role: int) -> SeatInfo:
         return SeatInfo(self.id, self.game, role, self.startclock, self.playclock, self.seed)
@@ -207,11 +200,12 @@ class Match:
         return self.outcome.moves[-1]
 
     async def _play(self, state: State) -> State:
-        while not self.game.is_terminal(state):
+        look = (await self.engine.look(self.game, state)).check()
+        while not look.terminal:
             if self.step >= MAX_STEPS:
                 raise GameError(f"no terminal state after {MAX_STEPS} steps")
             self.step += 1
-            legal = [self.game.legal_moves(state, r) for r in range(len(self.game.roles))]
+            legal: list[list[str]] = look.legal or []
             if not any(legal):
                 raise GameError(f"step {self.step}: no role has a legal move")
             fallback = [self.fault_rng.choice(moves) if moves else None for moves in legal]
@@ -230,11 +224,12 @@ class Match:
                     reply, error = match_legal_move(self.game.format, reply, legal[r])
                 moves.append(reply if error == "" else fallback[r])
                 errors.append(error)
-            before, state = state, self.game.next_state(state, moves, self.chance_rng)
+            before = state
+            state, self.chance_rng, text, look = await self.engine.advance(
+                self.game, state, moves, self.chance_rng)
             percepts = None if self.views is None else self.views.advance(before, state)
             # commit before anyone hears of the step: a crash loses at most this step
-            await self.records.add_step(self.id, self.step, moves, errors,
-                                        state_text(self.game, state), percepts,
+            await self.records.add_step(self.id, self.step, moves, errors, text, percepts,
                                         times=self.answer_seconds())
             self.outcome.moves.append(moves)
             self.outcome.errors.append(errors)
@@ -246,6 +241,7 @@ class Match:
                                  return_exceptions=True)
             self._tell("stepped", state)
             self.outcome.step_times.append(time.perf_counter() - replied)
+            look.check()  # the game's failure on the new state, met where it always was
         return state
 
     def answer_seconds(self) -> list[float | None]:
