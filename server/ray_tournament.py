@@ -33,6 +33,7 @@ import contextlib
 import hashlib
 import re
 import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,14 +123,25 @@ def play_on_node(source: GameSource, specs: list[str], match_id: str, options: d
     """Step 2 of the module docstring (the body of the Ray task): the match's record."""
     ray = ray_module()
     node = node_label()
-    # waited for: a start the ledger never heard of would hide a retry
-    ray.get(ledger.started.remote(match_id, node))
+    # waited for: a start the ledger never heard of would hide a retry; while a node is
+    # being lost the ledger may be briefly unavailable (Ray then says so): ask again
+    for attempt in range(LEDGER_ATTEMPTS):
+        try:
+            ray.get(ledger.started.remote(match_id, node))
+            break
+        except ray.exceptions.ActorUnavailableError:
+            if attempt == LEDGER_ATTEMPTS - 1:
+                raise
+            time.sleep(0.5)
     try:
         record = asyncio.run(_run_match(_loaded(source), specs, match_id, options))
     except GameError as exc:
         raise GameError(f"match {match_id} on node {node}: {exc}") from None
     record["node"] = node
     return record
+
+
+LEDGER_ATTEMPTS = 20  # half a second apart
 
 
 class Ledger:
@@ -183,7 +195,7 @@ async def run_ray_tournament(records: Records, games: Sequence[PlayableGame],
     task = ray.remote(play_on_node)
     # on the driver's node: the ledger must outlive the loss of any worker node
     here = ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(
-        ray.get_runtime_context().get_node_id(), soft=True)
+        ray.get_runtime_context().get_node_id(), soft=False)
     ledger = ray.remote(num_cpus=0)(Ledger).options(
         name=f"ggp-ledger-{plan.id}", scheduling_strategy=here).remote()
     gate = asyncio.Semaphore(concurrency)

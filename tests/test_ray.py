@@ -105,23 +105,31 @@ def test_a_lost_node_loses_no_match_and_records_none_twice(cluster: Any,
     again on the others (Ray's task retries)."""
     players = ["random?delay=0.3", "first", "random"]
     single = _single_machine(tmp_path, players, rounds=3)
-    doomed = cluster.add_node(**node_args())
-    cluster.wait_for_nodes()
-    finished = []
+    retried = []
+    # whether the doomed node holds a match at the moment it dies is up to the
+    # scheduler and the machine's load: up to three tournaments, each with a new
+    # doomed node, until one of them had a match to run again
+    for attempt in range(3):
+        doomed = cluster.add_node(**node_args())
+        cluster.wait_for_nodes()
+        finished = []
 
-    def kill_after_one(outcome: Any) -> None:
-        finished.append(outcome)
-        if len(finished) == 1:
-            cluster.remove_node(doomed, allow_graceful=False)
+        def kill_after_one(outcome: Any, doomed: Any = doomed, finished: list = finished) -> None:
+            finished.append(outcome)
+            if len(finished) == 1:
+                cluster.remove_node(doomed, allow_graceful=False)
 
-    result = _on_ray(tmp_path / "ray.sqlite", players, rounds=3, on_match=kill_after_one,
-                     concurrency=3)
-    assert doomed not in cluster.worker_nodes
-    assert _outcomes(result.to_json()["matches"]) == _outcomes(single["matches"])
-    rows, twice = _recorded(tmp_path / "ray.sqlite", result.id)
-    assert len(rows) == 9 and len({r[0] for r in rows}) == 9 and twice == 0
-    assert all(status == "completed" and steps == 4 for _, status, _, steps in rows)
-    assert result.retried >= 1
+        db = tmp_path / f"ray{attempt}.sqlite"
+        result = _on_ray(db, players, rounds=3, on_match=kill_after_one, concurrency=3)
+        assert doomed not in cluster.worker_nodes
+        assert _outcomes(result.to_json()["matches"]) == _outcomes(single["matches"])
+        rows, twice = _recorded(db, result.id)
+        assert len(rows) == 9 and len({r[0] for r in rows}) == 9 and twice == 0
+        assert all(status == "completed" and steps == 4 for _, status, _, steps in rows)
+        retried.append(result.retried)
+        if result.retried >= 1:
+            break
+    assert max(retried) >= 1, f"no match was in flight on a killed node in {retried}"
 
 
 @pytest.mark.slow
