@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import itertools
 import logging
 import re
@@ -32,7 +31,7 @@ from websockets.exceptions import ConnectionClosed
 from gdl.loader import MAX_GAME_BYTES, detect_format, load_game_text
 from server import protocol
 from server.connections import Connection, Lobby
-from server.credentials import new_token
+from server.credentials import is_admin_token, new_token
 from server.engine import PoolEngine
 from server.identities import Identities
 from server.match import GRACE, Match, MatchOutcome
@@ -430,7 +429,7 @@ class MatchServer:
 
     async def _control(self, ws: ServerConnection, message: dict[str, Any]) -> None:
         given = message.get("admin_token", "")
-        if not hmac.compare_digest(given.encode(), self.admin_token.encode()):
+        if not is_admin_token(given, self.admin_token):
             log.info("control message %s from %s refused: no admin token", message["type"],
                      _peer(ws))
             raise ProtocolError("not-allowed", "control messages need the admin token "

@@ -36,6 +36,11 @@ def admin_token(given: str | None) -> str | None:
     return token
 
 
+def is_admin_token(given: str, expected: str) -> bool:
+    """Whether ``given`` is the operator's token (compared in constant time)."""
+    return bool(expected) and hmac.compare_digest(given.encode(), expected.encode())
+
+
 def new_token() -> str:
     return secrets.token_urlsafe(32)
 

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import logging
 import time
 from collections import OrderedDict
@@ -36,6 +35,7 @@ from websockets.exceptions import ConnectionClosed
 
 from server import protocol
 from server.connections import SEND_TIMEOUT
+from server.credentials import is_admin_token
 from server.match import Match, state_text
 from server.protocol import ProtocolError
 from server.records import Records
@@ -66,6 +66,11 @@ def _seconds(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
+def hides_information(fmt: str, gdl2: bool) -> bool:
+    """Whether a match of this format (a GDL one: GDL-II or not) is redacted while it runs."""
+    return gdl2 or fmt in HIDDEN_FORMATS
+
+
 def redacted_entry(entry: dict[str, Any]) -> dict[str, Any]:
     """A step of a hidden-information match as anyone may see it while it runs: who
     acted ("?"), answer times and fault codes (an ``IL`` without the move)."""
@@ -79,8 +84,8 @@ class Feed:
 
     def __init__(self, match: Match, state: State, public: bool = False) -> None:
         self.match = match
-        self.hidden = not public and (getattr(match, "views", None) is not None
-                                      or match.game.format in HIDDEN_FORMATS)
+        self.hidden = not public and hides_information(
+            match.game.format, getattr(match, "views", None) is not None)
         self.id = match.id
         self.game = match.game
         self.status = "starting"  # starting | running | completed | aborted
@@ -369,8 +374,7 @@ class Spectators:
         given = message.get("admin_token")
         if given is None:
             return False
-        if not self.admin_token or not hmac.compare_digest(given.encode(),
-                                                           self.admin_token.encode()):
+        if not is_admin_token(given, self.admin_token):
             raise ProtocolError("not-allowed", "wrong admin token", message["match"], "watch")
         return True
 
@@ -405,8 +409,8 @@ class Spectators:
             return None
         view_at = recorded_views(record)
         watching = recorded_watching(record, view_at)
-        hidden = record["format"] in HIDDEN_FORMATS or any(
-            s.get("percepts") is not None for s in record["steps"])
+        hidden = hides_information(record["format"], any(
+            s.get("percepts") is not None for s in record["steps"]))
         if record["status"] == "running" and hidden and not (full or self.public):
             watching.update(history=[redacted_entry(e) for e in watching["history"]],
                             view=HIDDEN_VIEW, hidden=True)
