@@ -49,6 +49,7 @@ from agent.playouts import PlayoutPolicy, make_playouts
 from agent.worker import BrainOptions, GameSpec, GdlBrain
 from solvers.errors import GameError
 from solvers.files import read_text
+from solvers.results_file import drop_torn_line, read_json_lines
 
 # Two-player corpus games (../shared/gdl-corpus): turn-based, then simultaneous.
 # (Left out: games that do not compile within the grounding limit, quarto and
@@ -155,21 +156,8 @@ def _play(text: str, machine, ours: int, seed: int, start_clock: float,
 
 def read_results(path: Path) -> list[dict]:
     """The recorded matches (a torn last line, from a kill mid-write, is skipped)."""
-    if not path.exists():
-        return []
-    rows = []
-    lines = path.read_text().splitlines()
-    for number, line in enumerate(lines, 1):
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            if number < len(lines):
-                raise GameError(f"{path}:{number}: not a JSON line") from None
-            continue
-        if not isinstance(row, dict) or not {"game", "config", "match", "share"} <= row.keys():
-            raise GameError(f"{path}:{number}: not a match record of this bench")
-        rows.append(row)
-    return rows
+    return read_json_lines(path, ("game", "config", "match", "share"),
+                           "a match record of this bench")
 
 
 def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
@@ -184,7 +172,7 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
         raise GameError(f"{results} already has {len(done)} matches: --resume to continue "
                         "them, or another --results file")
     paths = {g: _game_path(corpus, g) for g in games}
-    _drop_torn_line(results)
+    drop_torn_line(results)
     total = len(games) * len(configs) * matches
     count = len(done)
     with results.open("a") as out:
@@ -208,16 +196,6 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
                           f"{row['seat']} goals {row['goals']} late {row['late']}", flush=True)
     print_summary(read_results(results), [c.name for c in configs], games)
     return 0
-
-
-def _drop_torn_line(path: Path) -> None:
-    """Cut a last line without its newline (a kill mid-write): appends start clean."""
-    if not path.exists():
-        return
-    data = path.read_bytes()
-    if data and not data.endswith(b"\n"):
-        with path.open("r+b") as out:
-            out.truncate(data.rfind(b"\n") + 1)
 
 
 def _game_path(corpus: Path, game: str) -> Path:

@@ -3,13 +3,15 @@
     ggp bench corpus [--corpus DIR] [--path dag|model] [--solvers baseline,ih,doab]
                      [--max-states N] [--time-limit S] [--solve-limit S]
                      [--game-limit S] [--memory-mb M] [--only NAME,...]
-                     [--games FILE] [--json] [GAME.kif ...]
+                     [--games FILE] [--two-player] [--results FILE [--resume]]
+                     [--json] [GAME.kif ...]
 
 Steps:
 
 1. Read ``LISTING.tsv`` of the corpus (``../shared/gdl-corpus`` by default) and keep
    the games of kind ``simultaneous``; ``--only`` / ``--games`` (a file of names, one
-   per line or comma-separated, ``#`` comments) name corpus games of any kind instead;
+   per line or comma-separated, ``#`` comments) name corpus games of any kind instead,
+   ``--two-player`` every corpus game with two roles (123 of them, any kind);
    games given on the command line are added. A game without exactly two players
    besides ``random`` is listed as not fitting at once, without loading it.
 2. For each other game, in a child process of its own (so a grounding that does
@@ -23,6 +25,12 @@ Steps:
    time and transitions/s, solve times, values, DOαβ's nodes evaluated against all,
    certificate (the largest deviation gain of each solution); then the games that
    did not fit, with the reason (budget reached, unsupported, engine error).
+
+With ``--results FILE`` each game's outcome is appended to FILE as one JSON line
+(``game``, ``row``: the figures, or the partial ones of a game that did not fit,
+``reason``: null when solved, ``seconds``) as soon as it is known; ``--resume``
+skips the games FILE holds and tables them with the rest, so a sweep of hours can
+stop and go on.
 """
 
 from __future__ import annotations
@@ -40,16 +48,18 @@ from pathlib import Path
 from gdl.expand import Budget, players_of
 from gdl.machine import load_machine
 from solvers.errors import GameError, LimitReached, UnsupportedGame
+from solvers.results_file import drop_torn_line, read_json_lines
 
 DEFAULT_CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus"
 GRACE_SECONDS = 5.0     # past the limit before a child that does not stop is ended
 SOLVERS = ("baseline", "ih", "doab")
 
 
-def corpus_games(corpus: Path, only: Sequence[str] | None = None
+def corpus_games(corpus: Path, only: Sequence[str] | None = None, two_player: bool = False
                  ) -> list[tuple[str, Path, list[str] | None]]:
-    """(name, path, role names) of the corpus' simultaneous games, or of the ``only``
-    games (any kind, in that order; an unknown name is a GameError)."""
+    """(name, path, role names) of the corpus' simultaneous games (``two_player``: its
+    games with two roles, any kind), or of the ``only`` games (any kind, in that
+    order; an unknown name is a GameError)."""
     listing = corpus / "LISTING.tsv"
     try:
         with open(listing, encoding="utf-8") as source:
@@ -62,6 +72,8 @@ def corpus_games(corpus: Path, only: Sequence[str] | None = None
         if unknown:
             raise GameError(f"not in {listing}: {', '.join(unknown)}")
         names = list(dict.fromkeys(only))
+    elif two_player:
+        names = [name for name, row in rows.items() if row.get("roles") == "2"]
     else:
         names = [name for name, row in rows.items() if row.get("kind") == "simultaneous"]
     return [(name, corpus / "repository" / f"{name}.kif",
@@ -179,31 +191,35 @@ def main(argv: Sequence[str]) -> int:
         raise GameError(f"--solvers: unknown {', '.join(unknown) or 'none given'}; "
                         f"use some of {', '.join(KNOWN)}")
     only = _names(args.only, args.games)
-    games = corpus_games(Path(args.corpus), only) if not args.no_corpus else []
+    games = corpus_games(Path(args.corpus), only, args.two_player) if not args.no_corpus else []
     games += [(Path(g).stem, Path(g), None) for g in args.extra]  # roles checked on loading
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
                     memory_mb=args.memory_mb)
-    solved: list[tuple[str, dict]] = []
-    unfit: list[tuple[str, str]] = []
-    partial: dict[str, dict] = {}
+    results = Path(args.results) if args.results else None
+    done = _recorded(results, args.resume)
     start = time.perf_counter()
-    for name, path, roles in games:
-        try:
-            if roles is not None:
-                players_of(roles)
-        except UnsupportedGame as exc:
-            unfit.append((name, exc.message))
-            continue
-        row, reason = run_game(path, budget, args.solve_limit, solvers, args.path,
-                               args.game_limit)
-        if reason is None:
-            solved.append((name, row))  # type: ignore[arg-type]
-        else:
-            unfit.append((name, reason))
-            if row is not None:
-                partial[name] = row
-        if not args.json:
-            print(f"  {name}: " + ("solved" if reason is None else reason), flush=True)
+    out = results.open("a", encoding="utf-8") if results is not None else None
+    try:
+        for name, path, roles in games:
+            if name in done:
+                continue
+            began = time.perf_counter()
+            row, reason = _bench_one(path, roles, budget, args, solvers)
+            done[name] = {"game": name, "row": row, "reason": reason,
+                          "seconds": round(time.perf_counter() - began, 1)}
+            if out is not None:
+                out.write(json.dumps(done[name]) + "\n")
+                out.flush()
+            if not args.json:
+                print(f"  {name}: " + ("solved" if reason is None else reason), flush=True)
+    finally:
+        if out is not None:
+            out.close()
+    outcomes = [done[name] for name, _, _ in games]
+    solved = [(o["game"], o["row"]) for o in outcomes if o["reason"] is None]
+    unfit = [(o["game"], o["reason"]) for o in outcomes if o["reason"] is not None]
+    partial = {o["game"]: o["row"] for o in outcomes
+               if o["reason"] is not None and o["row"] is not None}
     if args.json:
         print(json.dumps({"solved": dict(solved), "did_not_fit": dict(unfit),
                           "partial": partial, "seconds": time.perf_counter() - start}))
@@ -212,6 +228,31 @@ def main(argv: Sequence[str]) -> int:
         print(f"({len(solved)} solved, {len(unfit)} did not fit, "
               f"{time.perf_counter() - start:.0f} s)")
     return 0
+
+
+def _bench_one(path: Path, roles: list[str] | None, budget: Budget, args: argparse.Namespace,
+               solvers: Sequence[str]) -> tuple[dict | None, str | None]:
+    """One game's (row, reason): a game without two players is refused unloaded."""
+    try:
+        if roles is not None:
+            players_of(roles)
+    except UnsupportedGame as exc:
+        return None, exc.message
+    return run_game(path, budget, args.solve_limit, solvers, args.path, args.game_limit)
+
+
+def _recorded(results: Path | None, resume: bool) -> dict[str, dict]:
+    """The games a results file holds, by name (``--resume``), or none."""
+    if results is None:
+        if resume:
+            raise GameError("--resume needs --results FILE")
+        return {}
+    rows = read_json_lines(results, ("game", "row", "reason"), "a game record of this bench")
+    if rows and not resume:
+        raise GameError(f"{results} already has {len(rows)} games: --resume to continue "
+                        "them, or another --results file")
+    drop_torn_line(results)
+    return {row["game"]: row for row in rows}
 
 
 def _names(only: str | None, games: str | None) -> list[str] | None:
@@ -303,5 +344,12 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--memory-mb", type=float, default=4096.0,
                         help="memory budget of each expansion and solve in MB "
                         "(default %(default)s)")
+    parser.add_argument("--two-player", action="store_true",
+                        help="every corpus game with two roles, of any kind (instead of the "
+                        "simultaneous ones)")
+    parser.add_argument("--results", metavar="FILE",
+                        help="append each game's outcome to FILE as a JSON line when it ends")
+    parser.add_argument("--resume", action="store_true",
+                        help="skip the games FILE (--results) holds and table them with the rest")
     parser.add_argument("--json", action="store_true", help="print the table as JSON")
     return parser

@@ -64,3 +64,30 @@ def test_unknown_names_and_solvers_are_one_line_errors(tmp_path) -> None:
         main(["--corpus", str(corpus), "--only", "roshambo2,nosuchgame"])
     with pytest.raises(GameError, match="--solvers: unknown cfr"):
         main(["--corpus", str(corpus), "--solvers", "baseline,cfr"])
+
+
+def test_results_file_resumes_a_sweep_and_tables_what_it_holds(tmp_path, capsys) -> None:
+    import pytest
+
+    from gdl.solve_bench import corpus_games
+    from solvers.errors import GameError
+
+    corpus = shared_path("gdl-corpus")
+    assert len(corpus_games(corpus, two_player=True)) == 123   # the issue's sweep
+    results = tmp_path / "sweep.jsonl"
+    base = ["--corpus", str(corpus), "--solvers", "baseline", "--results", str(results)]
+    assert main([*base, "--only", "roshambo2,crossers3", "--json"]) == 0
+    capsys.readouterr()
+    with results.open("a") as out:   # a kill mid-write leaves a torn last line
+        out.write('{"game": "nim1", "ro')
+    with pytest.raises(GameError, match="already has 2 games: --resume"):
+        main([*base, "--only", "roshambo2,nim1"])
+    assert main([*base, "--only", "roshambo2,crossers3,nim1", "--resume", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["solved"]["roshambo2"]["baseline"]["values"] == {"white": 50.0, "black": 50.0}
+    assert out["solved"]["nim1"]["baseline"]["values"] == {"player1": 100.0, "player2": 0.0}
+    assert out["did_not_fit"]["crossers3"].startswith("3 players")
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [r["game"] for r in rows] == ["roshambo2", "crossers3", "nim1"]   # each once
+    with pytest.raises(GameError, match="--resume needs --results"):
+        main(["--corpus", str(corpus), "--only", "roshambo2", "--resume"])
