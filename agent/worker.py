@@ -72,7 +72,10 @@ class BrainOptions:
     exploration: float = AgentConfig.exploration  # UCB1 constant
     seed: int = 0
     max_nodes: int = 300_000  # search tree budget
-    presolve_nodes: int = 400_000  # exact pre-solve budget (memory: ~1 KB a node)
+    presolve_nodes: int = 400_000  # exact table budget (memory: ~1 KB a node)
+    # the start clock's scale pre-solve: states (time and memory stop it first); a
+    # game over presolve_nodes is kept as a compact solution (~30 B a state)
+    presolve_states: int = 50_000_000
     endgame_nodes: int = 100_000  # per-move exact endgame budget
     memory_mb: int = 4096  # address-space limit of the worker (0: none)
     solutions: str | None = None  # folder of stored solutions (ggp solve --save)
@@ -119,6 +122,7 @@ class GdlBrain:
             else:  # grounding may take a share of the start clock, not all of it
                 budget = Budget(max_seconds=COMPILE_SHARE * left)
         self.machine = load_machine(spec.text, engine=engine, name=spec.name, budget=budget)
+        self.spec = spec
         self.role = role_index(self.machine.roles, role)
         # GDL-II's nature role is played by the manager; it never chooses strategically.
         self.chance = tuple(i for i, r in enumerate(self.machine.roles) if r == "random")
@@ -166,21 +170,26 @@ class GdlBrain:
             info["solution"] = str(self.solution.path)
         elif self.players == 2 and not self.machine.is_terminal(self.state):
             half = started + (until - started) / 2
-            info["presolve"] = self._baseline_presolve(half)
-            solved = self._try_exact(half, self.options.presolve_nodes)
-            info["presolve"] += "; " + (solved if isinstance(solved, str) else (
-                f"solved: value {solved.exact.value.tolist()}, {solved.nodes} nodes"))
+            info["presolve"] = self._baseline_presolve(half, until)
+            info["presolve_seconds"] = round(time.monotonic() - started, 3)
+            if self.solution is None:
+                solved = self._try_exact(half, self.options.presolve_nodes)
+                info["presolve"] += "; " + (solved if isinstance(solved, str) else (
+                    f"solved: value {solved.exact.value.tolist()}, {solved.nodes} nodes"))
         if not self.machine.is_terminal(self.state) and time.monotonic() < until:
             result = self.search.search(self.state, deadline=until)
             info["playouts"] = result.playouts
         info["time"] = round(time.monotonic() - started, 3)
         return info
 
-    def _baseline_presolve(self, until: float) -> str:
+    def _baseline_presolve(self, until: float, deadline: float) -> str:
         """The thesis' baseline on the whole state DAG, as ``ggp solve`` (the scale
         path: :func:`gdl.batch_expand.expand_dag`, batched for a compiled game, and
-        :func:`~solvers.simultaneous.dag_solve.solve_dag`); its state values fill the
-        exact table, so every move is then an exact one (with safe exploitation)."""
+        :func:`~solvers.simultaneous.dag_solve.solve_dag`), until ``until``. Up to
+        ``presolve_nodes`` states its values fill the exact table, so every move is
+        then an exact one (with safe exploitation); a bigger game becomes a compact
+        solution in memory (the ``--save`` file's arrays, ``deadline`` permitting),
+        whose strategy the agent plays as a stored one's."""
         from gdl.batch_expand import expand_dag
         from gdl.expand import Budget
 
@@ -189,7 +198,8 @@ class GdlBrain:
             return "baseline: no time"
         memory = self.options.memory_mb / 2 or None
         try:
-            budget = Budget(max_states=self.options.presolve_nodes, time_limit=seconds,
+            started = time.monotonic()
+            budget = Budget(max_states=self.options.presolve_states, time_limit=seconds,
                             memory_mb=memory, started=time.perf_counter())
             expansion = expand_dag(self.machine, budget=budget)
             # the level solver imports scipy (~0.7 s): only once there is a DAG to solve
@@ -199,10 +209,29 @@ class GdlBrain:
             if left <= 0:
                 return "baseline: no time to solve"
             solution = solve_dag(expansion.dag, "baseline", time_limit=left, memory_mb=memory)
-            solved = self._fill_exact(expansion, solution)
+            dag = expansion.dag
+            if dag.num_states - int(dag.terminal.sum()) <= self.options.presolve_nodes:
+                return f"baseline: solved, {self._fill_exact(expansion, solution)} states"
+            # building the arrays sorts the states: about as long as expanding them
+            if time.monotonic() + (time.monotonic() - started) / 2 > deadline:
+                return f"baseline: solved {dag.num_states:,} states, no time to keep them"
+            self.solution = self._compact_solution(expansion, solution)
         except (GameError, MemoryError) as exc:
             return f"baseline: {exc}"
-        return f"baseline: solved, {solved} states"
+        return f"baseline: solved, {len(self.solution):,} states (compact)"
+
+    def _compact_solution(self, expansion, solution):  # DagExpansion, DagSolution -> NpzSolution
+        """The solved game as a stored solution held in memory, read by int state."""
+        from gdl.solution_npz import NpzSolution, dag_solution_arrays
+
+        roles = [self.machine.roles[p] for p in expansion.players]
+        values = {r: float(v) for r, v in zip(roles, solution.root_values, strict=True)}
+        arrays = dag_solution_arrays(expansion, solution, rules=self.spec.text,
+                                     game=self.spec.name, roles=roles, solver="baseline",
+                                     values=values)
+        compact = NpzSolution("(start-clock pre-solve)", arrays)
+        compact.bind(self.machine)
+        return compact
 
     def _fill_exact(self, expansion, solution) -> int:  # DagExpansion, DagSolution
         """Put the solved non-terminal states' values into the exact table; the count."""

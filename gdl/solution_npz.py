@@ -60,6 +60,20 @@ def save_dag_solution(path: str | Path, expansion: DagExpansion, solution: DagSo
                       rules: list[Rule] | str, game: str, roles: Iterable[str], solver: str,
                       values: dict[str, float]) -> int:
     """Write the compact file (see the module docstring); returns the number of states."""
+    arrays = dag_solution_arrays(expansion, solution, rules=rules, game=game, roles=roles,
+                                 solver=solver, values=values)
+    try:
+        with open(path, "wb") as out:
+            np.savez(out, **arrays)
+    except OSError as exc:
+        raise GameError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    return len(arrays["keys"])
+
+
+def dag_solution_arrays(expansion: DagExpansion, solution: DagSolution, *,
+                        rules: list[Rule] | str, game: str, roles: Iterable[str], solver: str,
+                        values: dict[str, float]) -> dict[str, np.ndarray]:
+    """The compact file's members (see the module docstring), ``header`` included."""
     dag = expansion.dag
     support = np.flatnonzero(solution.solved & ~dag.terminal)
     facts, keys = _keys(expansion, support)
@@ -74,18 +88,12 @@ def save_dag_solution(path: str | Path, expansion: DagExpansion, solution: DagSo
     header = {"format": FORMAT, "version": VERSION, "encoding": "npz",
               "rules_hash": hash_of(rules), "game": game, "roles": list(roles),
               "solver": solver, "values": values, "states": int(support.size)}
-    arrays = {"header": np.array(json.dumps(header)), "facts": np.array(facts, dtype=str),
-              "keys": keys, "values": solution.values[support],
-              "pure": solution.pure[support], "mixed_pos": pos[by_pos],
-              "mixed_start": solution.mixed_start[:, by_pos],
-              "mixed_prob0": solution.mixed_prob[0], "mixed_prob1": solution.mixed_prob[1],
-              "move_set": move_set, **tables}
-    try:
-        with open(path, "wb") as out:
-            np.savez(out, **arrays)
-    except OSError as exc:
-        raise GameError(f"{path}: cannot write: {exc.strerror or exc}") from None
-    return int(support.size)
+    return {"header": np.array(json.dumps(header)), "facts": np.array(facts, dtype=str),
+            "keys": keys, "values": solution.values[support],
+            "pure": solution.pure[support], "mixed_pos": pos[by_pos],
+            "mixed_start": solution.mixed_start[:, by_pos],
+            "mixed_prob0": solution.mixed_prob[0], "mixed_prob1": solution.mixed_prob[1],
+            "move_set": move_set, **tables}
 
 
 def _keys(expansion: DagExpansion, support: np.ndarray) -> tuple[list[str], np.ndarray]:
@@ -140,6 +148,11 @@ def read_header(path: Path) -> dict[str, Any]:
     except (OSError, ValueError, KeyError, zipfile.BadZipFile, json.JSONDecodeError):
         raise FormatError("not a compact GDL solution file (.npz with a header)",
                           Location(str(path))) from None
+    return _header(header, path)
+
+
+def _header(header: Any, path: Path) -> dict[str, Any]:
+    """``header`` if it is a compact file's header; FormatError otherwise."""
     if (not isinstance(header, dict) or header.get("format") != FORMAT
             or header.get("version") != VERSION or header.get("encoding") != "npz"
             or not isinstance(header.get("rules_hash"), str)
@@ -151,22 +164,27 @@ def read_header(path: Path) -> dict[str, Any]:
 class NpzSolution:
     """A compact solution file, loaded (see the module docstring)."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, arrays: dict[str, np.ndarray] | None = None) -> None:
+        """Read the file at ``path``, or take its members ``arrays`` (with ``header``)
+        already in memory, as the agent's start-clock pre-solve makes them
+        (:func:`dag_solution_arrays`); ``path`` then only names it."""
         self.path = Path(path)
-        header = read_header(self.path)
+        header = read_header(self.path) if arrays is None else _header(
+            json.loads(str(arrays["header"])), self.path)
         self.rules_hash: str = header["rules_hash"]
         self.game = str(header.get("game", ""))
         self.roles = tuple(str(r) for r in header["roles"])
         self.solver = str(header.get("solver", ""))
         self.values = dict(header.get("values") or {})
-        try:
-            with np.load(self.path, allow_pickle=False) as data:
-                arrays = {name: data[name] for name in ARRAYS}
-        except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
-            raise FormatError(f"a compact solution file with a broken array: {exc}",
-                              Location(str(self.path))) from None
-        for name, array in arrays.items():
-            setattr(self, "_" + name, array)
+        if arrays is None:
+            try:
+                with np.load(self.path, allow_pickle=False) as data:
+                    arrays = {name: data[name] for name in ARRAYS}
+            except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+                raise FormatError(f"a compact solution file with a broken array: {exc}",
+                                  Location(str(self.path))) from None
+        for name in ARRAYS:
+            setattr(self, "_" + name, arrays[name])
         self._check()
         self._bit = {f: b for b, f in enumerate(self._facts.tolist())}
         self.bound = False

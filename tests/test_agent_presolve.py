@@ -21,13 +21,32 @@ def brain(name: str, **options) -> GdlBrain:
 
 def test_presolve_fills_the_exact_table_with_the_baselines_values() -> None:
     player = brain("chickentictactoe")
-    report = player._baseline_presolve(time.monotonic() + 60)
+    report = player._baseline_presolve(time.monotonic() + 60, time.monotonic() + 60)
     assert report == "baseline: solved, 11093 states"   # the non-terminal states
+    assert player.solution is None
     # chickentictactoe: value 40.4512 for xplayer (docs/solving-gdl.md's corpus table)
     assert player.exact[player.state] == pytest.approx([40.451179733, 59.548820267])
     some = list(player.exact)[5000]
     assert player.exact[some] == pytest.approx(
         solve_exact(player.machine, some, table={}).exact.value, abs=1e-9)
+
+
+def test_a_presolve_over_the_table_budget_is_kept_as_a_compact_solution() -> None:
+    player = brain("chickentictactoe", presolve_nodes=1_000)
+    info = player.metagame(time.monotonic() + 60)
+    assert info["presolve"] == "baseline: solved, 11,093 states (compact)"
+    assert not player.exact and player.solution.bound   # read by the engine's int state
+    assert player.solution.values_at(player.state) == pytest.approx(
+        {"xplayer": 40.451179733, "oplayer": 59.548820267})
+    machine, rng, state = player.machine, np.random.default_rng(5), player.state
+    for _ in range(3):   # deeper states: the values of the per-state exact search
+        legal = [machine.legal_moves(state, r) for r in range(2)]
+        state = machine.next_state(state, [m[rng.integers(len(m))] for m in legal])
+        exact = solve_exact(machine, state, table={}).exact.value
+        assert list(player.solution.values_at(state).values()) == pytest.approx(exact, abs=1e-9)
+    move, played = player.select(time.monotonic() + 5)
+    assert played["method"] == "solution" and played["value"] == pytest.approx(40.451179733)
+    assert player.solution.strategy_at(player.state)["xplayer"][move] > 0
 
 
 def test_endgame_on_the_scale_path_equals_the_exact_search() -> None:
