@@ -214,7 +214,8 @@ class _Explorer:
         elapsed = time.perf_counter() - self.limits.start
         found = len(self.graph.states)
         self.progress(f"expand: {found:,} states found, {found / max(elapsed, 1e-9):,.0f} "
-                      f"states/s, {elapsed:.1f} s")  # type: ignore[misc]
+                      f"states/s, resident +{self.limits.resident_growth():,.0f} MB, "
+                      f"{elapsed:.1f} s")  # type: ignore[misc]
 
 
 class Limits:

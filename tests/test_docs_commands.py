@@ -41,6 +41,13 @@ INSTEAD = {
     # (tests/test_ray.py runs the same code on a 2-node cluster)
     "ggp bench ray --matches 1000 --kill-matches 100 --solve "
     "../shared/gdl-corpus/repository/nim3.kif": "ggp bench ray --help",
+    # the 123-game sweep of docs/solving-gdl.md: hours; two small games through the same
+    # results file and resume
+    "ggp bench corpus --two-player --solvers baseline --max-states 10000000 --time-limit 300 "
+    "--solve-limit 300 --game-limit 720 --memory-mb 8000 --results "
+    "docs/bench/corpus-two-player-300s.jsonl --resume":
+        "ggp bench corpus --two-player --only nim1,roshambo2 --solvers baseline --max-states "
+        "10000 --time-limit 30 --results /tmp/corpus.jsonl --resume",
     # a server runs until Ctrl-C (tests/test_server_cli.py runs it against clients)
     "ggp serve --games games ../shared/efg": "ggp serve --help",
     # shorter clocks, budgets and games, the same commands (the 7,381-node game takes

@@ -206,13 +206,14 @@ def test_memory_budget(monkeypatch) -> None:
         expand_states(load_machine(TICTACTOE), budget=Budget(memory_mb=250))
 
 
-def test_progress_lines_report_states_per_second(monkeypatch) -> None:
+def test_progress_lines_report_states_per_second_and_memory(monkeypatch) -> None:
     import gdl.expand
 
     monkeypatch.setattr(gdl.expand, "PROGRESS_SECONDS", 0.0)
     lines: list[str] = []
     expand_states(load_machine(NIM), progress=lines.append)
     assert lines and "states found" in lines[-1] and "states/s" in lines[-1]
+    assert "resident +" in lines[-1]  # memory growth, as the batched path reports it
 
 
 def test_three_players_are_not_supported() -> None:
