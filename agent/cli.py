@@ -4,7 +4,7 @@
 ``ggp agent --ws URL [--name NAME] [--token T]``
 
 Search options (both modes): ``--enhancements LIST`` (agent/mcts.py), ``--simultaneous
-duct|rm|exp3``, ``--mast-epsilon E``, ``--exploration C``.
+duct|rm|exp3``, ``--mast-epsilon E``, ``--mast-temperature T``, ``--exploration C``.
 
 Decisions are logged to stderr, one line per move. Ctrl-C stops it with one line
 (none with ``--quiet``: a launched agent shares the terminal of ``ggp match``), exit 130.
@@ -58,6 +58,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--mast-epsilon", type=float, default=BrainOptions.mast_epsilon,
                         metavar="E", help="share of uniform moves in MAST playouts "
                         f"(default {BrainOptions.mast_epsilon:g})")
+    parser.add_argument("--mast-temperature", type=float, default=BrainOptions.mast_temperature,
+                        metavar="T", help="temperature of MAST's Gibbs sampling, rewards in "
+                        f"[0, 1] (enhancement gibbs; default {BrainOptions.mast_temperature:g})")
     parser.add_argument("--exploration", type=float, default=BrainOptions.exploration,
                         metavar="C", help="UCB1 exploration constant, rewards in [0, 1] "
                         f"(default {BrainOptions.exploration:g})")
@@ -86,13 +89,16 @@ def main(argv: Sequence[str]) -> int:
         raise GameError(f"--enhancements: {exc}") from None
     if not 0 <= args.mast_epsilon <= 1:
         raise GameError("--mast-epsilon must be between 0 and 1")
+    if not 0 < args.mast_temperature < math.inf:
+        raise GameError("--mast-temperature must be a number > 0")
     if not 0 <= args.exploration < math.inf:
         raise GameError("--exploration must be a number >= 0")
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed,
                            solutions=args.solutions, enhancements=enhancements,
-                           mast_epsilon=args.mast_epsilon, exploration=args.exploration)
+                           mast_epsilon=args.mast_epsilon, exploration=args.exploration,
+                           mast_temperature=args.mast_temperature)
     gamer = Gamer(options)
     previous = signal.signal(signal.SIGINT, _interrupted)
     try:

@@ -53,8 +53,12 @@ from solvers.search.exact import exact_backup
 # leaf-parallel descents cost tree quality (connectFour, 0.5 s clocks, 6 matches
 # each against uct: 58% with them, 67% without; in an earlier version with fixed
 # rounds of 128, 0 of 4).
-ENHANCEMENTS = ("batch", "mast", "grave", "solver", "reuse", "cutoff", "timing")
-DEFAULT_ENHANCEMENTS = ("mast", "solver", "reuse", "timing")
+# "gibbs": MAST draws its moves by Gibbs sampling (temperature ``mast_temperature``)
+# instead of epsilon-greedy; at 300 playouts a move against uct (16-24 matches a game,
+# mast,reuse): connectFourSimultaneous 58% against 40% epsilon-greedy, connectFour
+# 69% against 50%, breakthrough 62% against 69%.
+ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing")
+DEFAULT_ENHANCEMENTS = ("mast", "gibbs", "solver", "reuse", "timing")
 SIMULTANEOUS = ("duct", "rm", "exp3")
 CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
 
@@ -89,6 +93,7 @@ class AgentConfig:
     batch: int = 128              # leaves per round with batched playouts (measured: 2-3x the
     #                               playouts/s of one at a time on connectFour, breakthrough)
     mast_epsilon: float = 0.4
+    mast_temperature: float = 0.1  # "gibbs" (CadiaPlayer's 10 on goals 0-100)
     grave_ref: int = 50
     grave_bias: float = 1e-4
     cutoff: int = 40              # playout steps before the goals evaluate ("cutoff")
@@ -119,6 +124,7 @@ class AgentSearch(MCTS):
         self.grave = config.on("grave")
         self.exp3 = config.simultaneous == "exp3"
         policy = PlayoutPolicy(mast=config.on("mast"), epsilon=config.mast_epsilon,
+                               temperature=config.mast_temperature if config.on("gibbs") else 0.0,
                                cutoff=config.cutoff if config.on("cutoff") else 0,
                                record=self.grave)
         self.playouts = make_playouts(machine, policy, self.chance_roles, self._rng,

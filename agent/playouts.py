@@ -7,10 +7,12 @@ whose goals grow with the position). Its result is the goal vector scaled to
 [0, 1] and the set of ``(role, move)`` pairs it played (for MAST and RAVE).
 
 Move choice (Finnsson & Björnsson, "Learning Simulation Control in General
-Game-Playing Agents", AAAI 2010): uniform, or MAST: with probability ``epsilon`` a
-uniform move, else the legal move with the best average reward over every
-simulation so far (unseen moves count 0.5, ties at random). Chance roles (GDL's
-``random``) always move uniformly.
+Game-Playing Agents", AAAI 2010): uniform, or MAST over the average reward of each
+move over every simulation so far (unseen moves count 0.5): epsilon-greedy (with
+probability ``epsilon`` a uniform move, else the best, ties at random), or with a
+``temperature`` Gibbs sampling, ``P(a) ~ exp(value(a) / temperature)``, as
+CadiaPlayer first did (Finnsson & Björnsson, AAAI 2008; their temperature 10 on
+goals 0-100 is 0.1 here). Chance roles (GDL's ``random``) always move uniformly.
 
 :class:`BatchPlayouts` (a compiled engine): the K leaf states are packed into rows
 of :class:`gdl.batch_machine.BatchMachine` and advanced together: one
@@ -22,6 +24,7 @@ per playout or per move. :class:`ScalarPlayouts` (any engine) plays one at a tim
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Hashable, Sequence
@@ -46,29 +49,40 @@ class PlayoutPolicy:
 
     mast: bool = False
     epsilon: float = 0.4      # MAST: share of uniform moves (Finnsson & Björnsson 2010)
+    temperature: float = 0.0  # MAST: > 0 draws every move by Gibbs sampling instead
     cutoff: int = 0           # steps after which the goals evaluate the state (0: none)
     record: bool = False      # return the played moves (RAVE needs them)
 
 
 class MastTable:
-    """Average reward of each (role, move) over all simulations (MAST)."""
+    """Average reward of each (role, move) over all simulations (MAST). With a
+    temperature it keeps each move's Gibbs weight ``exp(value / temperature)`` too,
+    updated as it learns: a playout reads ~10x more weights than it learns."""
 
-    def __init__(self) -> None:
+    def __init__(self, temperature: float = 0.0) -> None:
         self.stats: dict[tuple[int, Hashable], list[float]] = {}
+        self.scale = 1.0 / temperature if temperature > 0 else 0.0
+        self.weights: dict[tuple[int, Hashable], float] = {}
+        self.neutral_weight = math.exp(NEUTRAL * self.scale)
 
     def value(self, role: int, move: Hashable) -> float:
         stats = self.stats.get((role, move))
         return stats[0] / stats[1] if stats else NEUTRAL
 
+    def weight(self, role: int, move: Hashable) -> float:
+        return self.weights.get((role, move), self.neutral_weight)
+
     def learn(self, played: Played, reward: Sequence[float]) -> None:
-        stats = self.stats
-        for role, move in played:
-            entry = stats.get((role, move))
+        stats, weights, scale = self.stats, self.weights, self.scale
+        for key in played:
+            entry = stats.get(key)
             if entry is None:
-                stats[(role, move)] = [reward[role], 1.0]
+                entry = stats[key] = [reward[key[0]], 1.0]
             else:
-                entry[0] += reward[role]
+                entry[0] += reward[key[0]]
                 entry[1] += 1.0
+            if scale:
+                weights[key] = math.exp(entry[0] / entry[1] * scale)
 
 
 class ArrayMast:
@@ -88,6 +102,9 @@ class ArrayMast:
     def values(self) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.counts > 0, self.sums / self.counts, NEUTRAL)
+
+    def weight(self, role: int, move: int, temperature: float) -> float:
+        return math.exp(self.value(role, move) / temperature)
 
     def learn(self, played: Played, reward: Sequence[float]) -> None:
         for _role, move in played:
@@ -144,7 +161,7 @@ class ScalarPlayouts:
                 joint = []
                 for role, legal in enumerate(machine.legal_joint_moves(state)):
                     if greedy and len(legal) > 1 and role not in self.chance \
-                            and rng.random() >= policy.epsilon:
+                            and (policy.temperature > 0 or rng.random() >= policy.epsilon):
                         move = self._mast_move(role, legal)
                     else:
                         move = legal[rng.randrange(len(legal))] if len(legal) > 1 else legal[0]
@@ -157,10 +174,25 @@ class ScalarPlayouts:
         return None
 
     def _mast_move(self, role: int, legal: Sequence[Hashable]) -> Hashable:
+        if self.policy.temperature > 0:
+            return self._gibbs_move(role, legal)
         values = [self.mast.value(role, m) for m in legal]
         best = max(values)
         ties = [m for m, v in zip(legal, values, strict=True) if v == best]
         return ties[self.rng.randrange(len(ties))]
+
+    def _gibbs_move(self, role: int, legal: Sequence[Hashable]) -> Hashable:
+        mast = self.mast
+        if isinstance(mast, MastTable):
+            weights = [mast.weight(role, m) for m in legal]
+        else:
+            weights = [mast.weight(role, m, self.policy.temperature) for m in legal]
+        point = self.rng.random() * sum(weights)
+        for move, weight in zip(legal, weights, strict=True):
+            point -= weight
+            if point < 0.0:
+                return move
+        return legal[-1]
 
 
 def _scaled(goals: Sequence[float]) -> list[float]:
@@ -246,13 +278,20 @@ class BatchPlayouts:
     def _draw(self, legal: np.ndarray, columns: np.ndarray, role: int,
               mast_value: np.ndarray | None) -> np.ndarray:
         """Per row, the index (into ``columns``) of a random legal move; MAST: the
-        best-valued one for a ``1 - epsilon`` share of the rows."""
-        keys = self.np_rng.random(legal.shape)
-        if mast_value is not None and role not in self.chance:
+        best-valued one for a ``1 - epsilon`` share of the rows, or with a
+        temperature a Gibbs draw in every row (the Gumbel-max trick: the argmax of
+        ``value / temperature`` plus Gumbel noise)."""
+        mast = mast_value is not None and role not in self.chance
+        if mast and self.policy.temperature > 0:
+            keys = (mast_value[columns] / self.policy.temperature
+                    + self.np_rng.gumbel(size=legal.shape))
+        else:
+            keys = self.np_rng.random(legal.shape)
+        if mast and self.policy.temperature <= 0:
             greedy = self.np_rng.random(len(legal)) >= self.policy.epsilon
             # the value decides; the scaled-down random key breaks ties at random
             keys[greedy] = mast_value[columns] + 1e-9 * keys[greedy]
-        keys[~legal] = -1.0
+        keys[~legal] = -np.inf
         return keys.argmax(axis=1)
 
     def _goals(self, batch, rows: np.ndarray, terminal: bool) -> np.ndarray:
@@ -289,4 +328,4 @@ def make_playouts(machine, policy: PlayoutPolicy, chance_roles: Sequence[int],
             return BatchPlayouts(machine, policy, chance_roles, rng)
         except GameError:  # LimitReached: the move network is too big to ground
             pass
-    return ScalarPlayouts(machine, policy, MastTable(), chance_roles, rng)
+    return ScalarPlayouts(machine, policy, MastTable(policy.temperature), chance_roles, rng)

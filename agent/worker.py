@@ -69,6 +69,7 @@ class BrainOptions:
     # the search's switches (agent.mcts.ENHANCEMENTS; ggp agent --enhancements)
     enhancements: tuple[str, ...] = DEFAULT_ENHANCEMENTS
     mast_epsilon: float = AgentConfig.mast_epsilon  # share of uniform moves in MAST playouts
+    mast_temperature: float = AgentConfig.mast_temperature  # MAST's Gibbs sampling ("gibbs")
     exploration: float = AgentConfig.exploration  # UCB1 constant
     seed: int = 0
     max_nodes: int = 300_000  # search tree budget
@@ -133,6 +134,7 @@ class GdlBrain:
         self.search = AgentSearch(self.machine, AgentConfig(
             enhancements=options.enhancements, simultaneous=options.simultaneous,
             exploration=options.exploration, mast_epsilon=options.mast_epsilon,
+            mast_temperature=options.mast_temperature,
             max_nodes=options.max_nodes, seed=options.seed), chance_roles=self.chance)
         self.exact: dict[Hashable, np.ndarray] = {}
         self.trap_memo: dict[Hashable, float] = {}  # see _trap_values

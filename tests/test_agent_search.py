@@ -108,9 +108,12 @@ def test_enhancement_lists() -> None:
         parse_enhancements("default,mats")
 
 
+@pytest.mark.parametrize("gibbs", [False, True])
 @pytest.mark.parametrize("batched", [True, False])
-def test_mast_prefers_the_moves_that_won(picks, batched: bool) -> None:
-    policy = PlayoutPolicy(mast=True, epsilon=0.4)
+def test_mast_prefers_the_moves_that_won(picks, batched: bool, gibbs: bool) -> None:
+    # epsilon-greedy, or Gibbs sampling at temperature 0.1: once a's value is
+    # above b's 0 (a quarter or more), a is drawn e^2.5 = 12 times as often as b
+    policy = PlayoutPolicy(mast=True, epsilon=0.4, temperature=0.1 if gibbs else 0.0)
     playouts = make_playouts(picks, policy, (), random.Random(1), batched=batched)
     assert isinstance(playouts, BatchPlayouts if batched else ScalarPlayouts)
     start = picks.initial_state()
@@ -118,7 +121,7 @@ def test_mast_prefers_the_moves_that_won(picks, batched: bool) -> None:
     a, b = picks.parse_move("a", 0), picks.parse_move("b", 0)
     assert playouts.mast_value(0, a) > playouts.mast_value(0, b) == 0.0
     # uniform playouts win 1/8 of the time; greedy MAST picks a with 0.6 + 0.4 / 2
-    # per step, so about half of the later playouts win
+    # per step (Gibbs: 0.92 or more), so about half of the later playouts win
     later = playouts.run([start] * 400, None)
     assert sum(r[0] for r, _ in later) > 0.35 * 400
     uniform = make_playouts(picks, PlayoutPolicy(), (), random.Random(1), batched=batched)
