@@ -57,8 +57,11 @@ from solvers.search.exact import exact_backup
 # instead of epsilon-greedy; at 300 playouts a move against uct (16-24 matches a game,
 # mast,reuse): connectFourSimultaneous 58% against 40% epsilon-greedy, connectFour
 # 69% against 50%, breakthrough 62% against 69%.
-ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing")
-DEFAULT_ENHANCEMENTS = ("mast", "gibbs", "solver", "reuse", "timing")
+# "ponder" (agent.worker.GdlBrain): a forced move (one legal move) still searches until
+# its answer is due, so turn-based games get the opponent's think time too.
+ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
+                "ponder")
+DEFAULT_ENHANCEMENTS = ("mast", "gibbs", "solver", "reuse", "timing", "ponder")
 SIMULTANEOUS = ("duct", "rm", "exp3")
 CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
 

@@ -274,6 +274,7 @@ class GdlBrain:
         info: dict[str, Any] = {"step": self.step + 1}
         if len(moves) == 1:
             move, info["method"] = moves[0], "forced"
+            self._ponder(until, info)
         else:
             move = self._stored_move(moves, info)
             if move is None:
@@ -293,6 +294,16 @@ class GdlBrain:
                     move = self._exact_move(solved, result, info, until)
         info["time"] = round(time.monotonic() - started, 3)
         return self.machine.move_to_kif(move), info
+
+    def _ponder(self, until: float, info: dict[str, Any]) -> None:
+        """``ponder``: with one legal move, search anyway until the answer is due (the
+        opponents are thinking then); with ``reuse`` the subtree of the state they
+        choose is the next move's start."""
+        if (not self.search.agent.on("ponder") or self.solution is not None
+                or self.machine.is_terminal(self.state) or self.state in self.exact):
+            return
+        result = self.search.search(self.state, deadline=until)
+        info.update(playouts=result.playouts, nodes=result.nodes)
 
     # -- exact values ----
 

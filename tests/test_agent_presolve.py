@@ -74,3 +74,23 @@ def test_the_agent_plays_a_stored_npz_solution_by_int_state(tmp_path) -> None:
     assert player.solution is not None and player.solution.bound
     move, info = player.select(time.monotonic() + 5)
     assert info["method"] == "solution" and info["value"] == pytest.approx(40.451179733)
+
+
+@pytest.mark.parametrize("ponder", [True, False])
+def test_a_forced_move_ponders_until_its_answer_is_due(ponder: bool) -> None:
+    # ticTacToe's oplayer has only noop at step 1: with "ponder" it searches xplayer's
+    # choice until the answer is due, and the tree is the next move's start
+    text = shared_path("gdl-corpus", "repository", "ticTacToe.kif").read_text()
+    enhancements = ("mast", "gibbs", "solver", "reuse", "timing") + (("ponder",) if ponder else ())
+    player = GdlBrain(GameSpec("gdl", text, "ticTacToe"), "oplayer",
+                      BrainOptions(seed=1, enhancements=enhancements))
+    move, info = player.select(time.monotonic() + 0.3)
+    assert move == "noop" and info["method"] == "forced"
+    if not ponder:
+        assert "playouts" not in info and player.search.nodes == 0
+        return
+    assert info["playouts"] > 100
+    root = player.search._table[player.state]
+    assert sum(root.visits[0]) == root.count > 100   # xplayer's nine marks were searched
+    player.advance(["(mark 2 2)", "noop"])
+    assert player.search._table[player.state].count > 0   # the reply starts from there
