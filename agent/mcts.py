@@ -54,9 +54,9 @@ from solvers.search.exact import exact_backup
 # each against uct: 58% with them, 67% without; in an earlier version with fixed
 # rounds of 128, 0 of 4).
 # "gibbs": MAST draws its moves by Gibbs sampling (temperature ``mast_temperature``)
-# instead of epsilon-greedy; at 300 playouts a move against uct (16-24 matches a game,
-# mast,reuse): connectFourSimultaneous 58% against 40% epsilon-greedy, connectFour
-# 69% against 50%, breakthrough 62% against 69%.
+# instead of epsilon-greedy; at 300 playouts a move against uct (mast,reuse, seats
+# alternating): connectFourSimultaneous 58% against epsilon-greedy's 40% (24 matches
+# each), connectFour 58% (32) against 50% (16), breakthrough 62% against 69% (16 each).
 # "ponder" (agent.worker.GdlBrain): a forced move (one legal move) still searches until
 # its answer is due, so turn-based games get the opponent's think time too.
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
