@@ -183,6 +183,9 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--mast", type=float, default=BrainOptions.mast_epsilon,
                         help="MAST epsilon of the agent's playouts (0: uniform)")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
+    parser.add_argument("--playouts", type=int, default=None, metavar="N",
+                        help="with --suite: both sides search N playouts a move, no clocks "
+                        "(search quality, whatever the load; recorded as CONFIG/pN)")
     parser.add_argument("--opponent-playouts", type=int, default=None, metavar="N",
                         help="uct searches N playouts a move instead of the play clock")
     parser.add_argument("--ceiling", action="store_true",
@@ -245,12 +248,15 @@ def _suite(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
                        [Config.of(f"{args.enhancements}@{args.simultaneous}")])
     except ValueError as exc:
         parser.error(f"--configs: {exc}")
+    if args.playouts is not None and args.playouts < 1:
+        parser.error("--playouts must be at least 1")
     if args.summary:
         rows = read_results(Path(args.results))
         if not rows:
             raise GameError(f"{args.results}: no match recorded")
         listed = args.configs or args.ablation
-        print_summary(rows, [c.name for c in configs] if listed else
+        suffix = "" if args.playouts is None else f"/p{args.playouts}"
+        print_summary(rows, [c.name + suffix for c in configs] if listed else
                       list(dict.fromkeys(r["config"] for r in rows)),
                       list(dict.fromkeys(r["game"] for r in rows)))
         return 0
@@ -258,4 +264,5 @@ def _suite(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     if matches < 1:
         parser.error("--matches must be at least 1")
     return run_suite(games, configs, matches, 5.0 if args.startclock is None else args.startclock,
-                     args.playclock, Path(args.results), args.resume, corpus, args.seed)
+                     args.playclock, Path(args.results), args.resume, corpus, args.seed,
+                     args.playouts)

@@ -46,7 +46,7 @@ from agent.mcts import (
     parse_enhancements,
 )
 from agent.playouts import PlayoutPolicy, make_playouts
-from agent.worker import BrainOptions, GameSpec, GdlBrain
+from agent.worker import BrainOptions, GameSpec, GdlBrain, search_move
 from solvers.errors import GameError
 from solvers.files import read_text
 from solvers.results_file import drop_torn_line, read_json_lines
@@ -154,6 +154,43 @@ def _play(text: str, machine, ours: int, seed: int, start_clock: float,
             "presolve": info.get("presolve", "")}
 
 
+def play_fixed(machine, ours: int, seed: int, options: BrainOptions, playouts: int) -> dict:
+    """One match at a fixed playout count a move, both sides (``--playouts``): the
+    agent's search (:class:`AgentSearch` with ``options``; its move rule as in a
+    match) against plain ``uct``, in this process, no clocks. It measures search
+    quality a playout, whatever the machine's load; the switches of the match loop
+    around the search (``timing``, ``ponder``, the start clock's solves) do nothing."""
+    from solvers.search import MCTS, SearchConfig
+
+    chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
+    agent = AgentSearch(machine, AgentConfig(
+        enhancements=options.enhancements, simultaneous=options.simultaneous,
+        exploration=options.exploration, mast_epsilon=options.mast_epsilon,
+        mast_temperature=options.mast_temperature, seed=seed), chance_roles=chance)
+    others = {r: MCTS(machine, SearchConfig(seed=seed * 31 + r), chance_roles=chance)
+              for r in range(len(machine.roles)) if r != ours}
+    rng = random.Random(seed)
+    state, steps = machine.initial_state(), 0
+    while not machine.is_terminal(state):
+        moves = []
+        for r in range(len(machine.roles)):
+            legal = machine.legal_moves(state, r)
+            if len(legal) == 1 or r in chance:
+                moves.append(rng.choice(legal))
+            elif r == ours:
+                moves.append(search_move(agent.search(state, playouts=playouts), r, chance,
+                                         options.simultaneous, agent.config.rm_gamma, rng))
+            else:
+                moves.append(others[r].search(state, playouts=playouts).best_move(r))
+        state = machine.next_state(state, moves)
+        steps += 1
+    goals = list(machine.goals(state))
+    total = sum(goals)
+    return {"seat": ours, "goals": goals, "share": goals[ours] / total if total else 0.5,
+            "steps": steps, "late": 0, "slowest": 0.0, "slowest_move": {},
+            "presolve": "", "playouts": playouts}
+
+
 def read_results(path: Path) -> list[dict]:
     """The recorded matches (a torn last line, from a kill mid-write, is skipped)."""
     return read_json_lines(path, ("game", "config", "match", "share"),
@@ -162,7 +199,10 @@ def read_results(path: Path) -> list[dict]:
 
 def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
               start_clock: float, play_clock: float, results: Path, resume: bool,
-              corpus: Path, seed: int) -> int:
+              corpus: Path, seed: int, playouts: int | None = None) -> int:
+    """Every config on every game, ``matches`` each; with ``playouts``, at that fixed
+    count a move (:func:`play_fixed`; recorded as ``CONFIG/pN``, apart from the clocked
+    matches)."""
     from gdl import kernels
     from gdl.machine import load_machine
 
@@ -175,10 +215,11 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
     drop_torn_line(results)
     total = len(games) * len(configs) * matches
     count = len(done)
+    names = [c.name if playouts is None else f"{c.name}/p{playouts}" for c in configs]
     with results.open("a") as out:
-        for config in configs:
+        for config, name in zip(configs, names, strict=True):
             for game in games:
-                todo = [i for i in range(matches) if (game, config.name, i) not in done]
+                todo = [i for i in range(matches) if (game, name, i) not in done]
                 if not todo:
                     continue
                 text = read_text(str(paths[game]))
@@ -186,15 +227,17 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
                 if len(machine.roles) != 2:
                     raise GameError(f"{game}: the suite needs two-player games")
                 for i in todo:
-                    row = play_match(text, machine, i % 2, seed + i, start_clock, play_clock,
-                                     config.options(seed + i))
-                    row = {"game": game, "config": config.name, "match": i, **row}
+                    row = (play_match(text, machine, i % 2, seed + i, start_clock, play_clock,
+                                      config.options(seed + i)) if playouts is None else
+                           play_fixed(machine, i % 2, seed + i, config.options(seed + i),
+                                      playouts))
+                    row = {"game": game, "config": name, "match": i, **row}
                     out.write(json.dumps(row) + "\n")
                     out.flush()
                     count += 1
-                    print(f"[{count}/{total}] {config.name} {game} match {i + 1}: seat "
+                    print(f"[{count}/{total}] {name} {game} match {i + 1}: seat "
                           f"{row['seat']} goals {row['goals']} late {row['late']}", flush=True)
-    print_summary(read_results(results), [c.name for c in configs], games)
+    print_summary(read_results(results), names, games)
     return 0
 
 

@@ -515,13 +515,22 @@ class GdlBrain:
     def _search_move(self, result, info: dict[str, Any]) -> Hashable:
         info.update(method="proven" if result.proven else "mcts",
                     value=round(float(result.value[self.role]), 2))
-        strategy = result.strategy[self.role]
-        choosers = sum(len(m) > 1 for r, m in enumerate(result.moves) if r not in self.chance)
-        if result.proven or (choosers > 1 and self.options.simultaneous in ("rm", "exp3")):
-            if not result.proven:
-                strategy = purified(strategy, self.search.config.rm_gamma)
-            return result.moves[self.role][_draw(strategy, self.rng)]
-        return result.best_move(self.role)
+        return search_move(result, self.role, self.chance, self.options.simultaneous,
+                           self.search.config.rm_gamma, self.rng)
+
+
+def search_move(result, role: int, chance: Sequence[int], simultaneous: str, gamma: float,
+                rng: random.Random) -> Hashable:
+    """The move a search result gives ``role``: drawn from the exact strategy when the
+    root is proven, from the purified mean strategy at a simultaneous node searched by
+    regret matching or EXP3, else the most visited."""
+    strategy = result.strategy[role]
+    choosers = sum(len(m) > 1 for r, m in enumerate(result.moves) if r not in chance)
+    if result.proven or (choosers > 1 and simultaneous in ("rm", "exp3")):
+        if not result.proven:
+            strategy = purified(strategy, gamma)
+        return result.moves[role][_draw(strategy, rng)]
+    return result.best_move(role)
 
 
 def purified(strategy: np.ndarray, gamma: float) -> np.ndarray:

@@ -59,7 +59,8 @@ def test_the_suite_appends_each_match_and_resumes(tmp_path: Path,
     assert main([*run, "--matches", "2"]) == 0
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     assert [(r["config"], r["match"], r["seat"]) for r in rows] == [
-        ("mast,solver,reuse,timing@duct", 0, 0), ("mast,solver,reuse,timing@duct", 1, 1),
+        ("mast,gibbs,solver,reuse,timing,ponder@duct", 0, 0),
+        ("mast,gibbs,solver,reuse,timing,ponder@duct", 1, 1),
         ("solver@exp3", 0, 0), ("solver@exp3", 1, 1)]
     assert all(r["goals"] in ([100, 0], [0, 100]) and r["steps"] == 1 for r in rows)
     with pytest.raises(GameError, match="already has 4 matches: --resume"):
@@ -77,3 +78,45 @@ def test_the_suite_appends_each_match_and_resumes(tmp_path: Path,
     assert summary.count("(3 matches") == 2 and "match 1:" not in summary
     with pytest.raises(SystemExit):
         main([*run, "--configs", "default,bogus"])
+
+
+# turns: take 1 or 2 of 4 coins; whoever takes the last one wins. The first player
+# wins by taking 1 (3 left: whatever the second takes, the first takes the rest).
+COINS = ("(role first) (role second) (init (coins 4)) (init (control first)) "
+         "(succ 0 1) (succ 1 2) (succ 2 3) (succ 3 4) (take 1) (take 2) "
+         "(<= (legal ?r (take ?n)) (true (control ?r)) (true (coins ?c)) (take ?n) (enough ?n ?c)) "
+         "(<= (legal first noop) (true (control second))) "
+         "(<= (legal second noop) (true (control first))) "
+         "(<= (enough ?n ?c) (minus ?c ?n ?d)) "
+         "(<= (minus ?c 1 ?d) (succ ?d ?c)) (<= (minus ?c 2 ?d) (succ ?d ?e) (succ ?e ?c)) "
+         "(<= (next (coins ?d)) (does ?r (take ?n)) (true (coins ?c)) (minus ?c ?n ?d)) "
+         "(<= (next (control second)) (true (control first))) "
+         "(<= (next (control first)) (true (control second))) "
+         "(<= (next (last ?r)) (does ?r (take ?n))) "
+         "(<= terminal (true (coins 0))) "
+         "(<= (goal ?r 100) (true (last ?r))) (<= (goal ?r 0) (role ?r) (not (true (last ?r)))) ")
+
+
+def test_fixed_playout_matches_are_recorded_apart(tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    game = tmp_path / "coins.kif"
+    game.write_text(COINS)
+    results = tmp_path / "results.jsonl"
+    assert main(["--suite", "--games", str(game), "--playouts", "200", "--matches", "4",
+                 "--results", str(results), "--configs", "default;none"]) == 0
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    names = ["mast,gibbs,solver,reuse,timing,ponder@duct/p200", "@duct/p200"]
+    assert [r["config"] for r in rows] == [names[0]] * 4 + [names[1]] * 4
+    # both searches find the first player's win (take 1): the first seat wins every match
+    assert all(r["goals"] == [100, 0] and r["playouts"] == 200 and r["late"] == 0
+               for r in rows)
+    assert [r["share"] for r in rows[:4]] == [1.0, 0.0, 1.0, 0.0]
+    capsys.readouterr()
+    assert main(["--suite", "--summary", "--results", str(results), "--playouts", "200",
+                 "--configs", "none"]) == 0
+    summary = capsys.readouterr().out
+    assert "config @duct/p200" in summary and "50.0" in summary
+    with pytest.raises(SystemExit):
+        main(["--suite", "--playouts", "0", "--results", str(results)])
