@@ -31,6 +31,9 @@ players published (CadiaPlayer: Finnsson & Björnsson 2008, 2010; Sancho; Cazena
    moves (the most visited move not the best by mean, or two moves close in
    visits and apart in value).
 
+At a proven root where one role chooses, the move played is, of those that keep the
+exact value, the most visited (in a lost position: the loss hardest to find).
+
 Between moves the tree is kept (``reuse``: the subtree of the new state; the
 base class drops the unreachable rest when the table grows); without it every
 move starts from an empty table.
@@ -42,6 +45,8 @@ import math
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 from agent.playouts import PlayoutPolicy, make_playouts
 from solvers.errors import GameError
@@ -192,6 +197,30 @@ class AgentSearch(MCTS):
             if visits[second] >= 0.8 * visits[first] and means[first] - means[second] > CLOSE:
                 return True
         return False
+
+    def _root_strategy(self, root, role: int) -> np.ndarray:
+        """At a proven root where ``role`` alone chooses: of the moves that keep the
+        exact value, the one the search visited most. (The exact backup keeps the
+        first it finds: in a lost position, where every move loses, that is the first
+        legal move; the most visited one is where the search found the opponent's
+        win hardest to see, the best chance against a fallible opponent.)"""
+        strategy = super()._root_strategy(root, role)
+        shape = root.shape
+        if root.exact is None or shape.choosers != (role,) or shape.chance:
+            return strategy
+        target = root.exact.value[role] - 1e-9
+        keep = []
+        for move in range(shape.sizes[role]):
+            value = self._child_exact(root, shape.joint({role: move}))
+            if value is not None and value[role] >= target:
+                keep.append(move)
+        if not keep:
+            return strategy
+        visits = root.visits[role]
+        best = max(keep, key=lambda m: (visits[m], strategy[m]))
+        chosen = np.zeros(shape.sizes[role])
+        chosen[best] = 1.0
+        return chosen
 
     # -- one round ----------------------------------------------------------------
 

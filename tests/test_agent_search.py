@@ -11,6 +11,7 @@ import asyncio
 import random
 import time
 
+import numpy as np
 import pytest
 
 from agent.mcts import DEFAULT_ENHANCEMENTS, AgentConfig, AgentSearch, parse_enhancements
@@ -163,6 +164,23 @@ def test_the_solver_marks_proven_nodes_with_their_exact_values(tictactoe, enhanc
     # the proven move is a winning one: (mark 2 1) and (mark 3 1) fork
     best = result.best_move(0)
     assert tictactoe.move_to_kif(best) in ("(mark 2 1)", "(mark 3 1)")
+
+
+def test_a_proven_loss_plays_the_most_visited_move_not_the_first(tictactoe) -> None:
+    # x 1 1, 2 2, 2 1 against o 1 2, 3 3: x threatens 3 1 and 2 3, so every o move
+    # loses. The exact backup keeps the first legal move, (mark 1 3), which lets x win
+    # at once; the most visited move blocks one threat and loses a move later.
+    state = play(tictactoe, ["(mark 1 1)", "(mark 1 2)", "(mark 2 2)", "(mark 3 3)",
+                             "(mark 2 1)"])
+    search = AgentSearch(tictactoe, AgentConfig(seed=4))
+    result = search.search(state, playouts=5_000)
+    assert result.proven and list(result.value) == [100, 0]
+    root = search._table[state]
+    assert tictactoe.move_to_kif(root.moves[1][int(np.argmax(root.exact.strategies[1]))]) \
+        == "(mark 1 3)"   # what the backup alone would play
+    move = result.best_move(1)
+    assert tictactoe.move_to_kif(move) in ("(mark 3 1)", "(mark 2 3)")
+    assert root.visits[1][root.moves[1].index(move)] == max(root.visits[1])
 
 
 def test_the_solver_proves_a_simultaneous_constant_sum_node() -> None:
