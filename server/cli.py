@@ -85,8 +85,16 @@ def _clock_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
 
 
+def _workers_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--workers", type=bounded_int(0, 256), default=0, metavar="N",
+                        help="compute the games of the matches in N worker processes, so "
+                        "the event loop only relays messages (default 0: on the event loop)")
+
+
 def _seat_args(parser: argparse.ArgumentParser) -> None:
-    """Clocks, seed and database: the options ``match`` and ``tournament`` share."""
+    """Clocks, seed, database and game workers: the options ``match`` and
+    ``tournament`` share."""
+    _workers_arg(parser)
     parser.add_argument("--startclock", type=_positive, default=10.0,
                         help="seconds to get ready (default 10)")
     parser.add_argument("--playclock", type=_positive, default=5.0,
@@ -166,9 +174,7 @@ def serve_main(argv: list[str]) -> int:
                         help="show running hidden-information matches (GDL-II, .efg, tree, "
                         "POSG) whole to every spectator and page; by default they are "
                         "redacted until the end, since a player could watch its own match")
-    parser.add_argument("--workers", type=bounded_int(0, 256), default=0, metavar="N",
-                        help="compute the games of the matches in N worker processes, so "
-                        "the event loop only relays messages (default 0: on the event loop)")
+    _workers_arg(parser)
     args = parser.parse_args(argv)
     for folder in args.games:
         if not Path(folder).is_dir():
@@ -273,8 +279,8 @@ def _game_after_players(args: argparse.Namespace, prog: str = "ggp match",
 
 async def _one_match(records: Records, game: PlayableGame,
                      args: argparse.Namespace) -> MatchOutcome:
-    async with MatchServer(records, port=args.port,
-                           http_allow=_http_allowed(args.players)) as server:
+    async with MatchServer(records, port=args.port, http_allow=_http_allowed(args.players),
+                           workers=args.workers) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
         match = server.create_match(game, args.players, startclock=args.startclock,
@@ -343,6 +349,9 @@ def tournament_main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     _setup_logging()
     _check_specs(args.players + ([args.fill] if args.fill is not None else []))
+    if args.ray is not None and args.workers:
+        raise GameError("--workers is for one machine's server; with --ray each match runs "
+                        "where it lands, and the cluster's nodes are the workers")
     plot = prepare_output(args.plot, "--plot") if args.plot else None
     games = _load_games(args.games, args.game_dirs)
     records = Records(args.db)
@@ -386,7 +395,8 @@ def _progress(args: argparse.Namespace,
 
 async def _tournament(records: Records, games: list[PlayableGame],
                       args: argparse.Namespace) -> TournamentResult:
-    async with MatchServer(records, port=0, http_allow=_http_allowed(_entrants(args))) as server:
+    async with MatchServer(records, port=0, http_allow=_http_allowed(_entrants(args)),
+                           workers=args.workers) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
         progress = _progress(args, games)

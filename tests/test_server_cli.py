@@ -84,6 +84,29 @@ def test_tournament_json(tmp_path, capsys) -> None:
     assert ggp(["tournament", "--games", str(game), "--players", "first", "--db", db]) == 1
 
 
+def test_game_workers_play_the_same_tournament_and_match(tmp_path, capsys) -> None:
+    # --workers N computes the games in worker processes (server/engine.py), as ggp serve
+    # does: the same seeds give the same matches, move for move
+    game = str(REPO / "games" / "gdl" / "simultaneous_tictactoe.kif")
+    runs = []
+    for workers in ("0", "1"):
+        assert ggp(["tournament", "--games", game, "--players", "first", "random",
+                    "--swap-roles", "--playclock", "1", "--seed", "5", "--workers", workers,
+                    "--db", str(tmp_path / f"t{workers}.sqlite"), "--json", "--quiet"]) == 0
+        matches = json.loads(capsys.readouterr().out)["matches"]
+        assert ggp(["match", game, "--players", "random", "first", "--seed", "7",
+                    "--workers", workers, "--db", str(tmp_path / f"m{workers}.sqlite"),
+                    "--json", "--quiet"]) == 0
+        one = json.loads(capsys.readouterr().out)
+        runs.append(([(m["status"], m["payoffs"]) for m in matches],
+                     one["moves"], one["payoffs"]))
+    assert runs[0] == runs[1]
+    assert all(status == "completed" for status, _ in runs[0][0]) and len(runs[0][1]) >= 5
+    assert ggp(["tournament", "--games", game, "--players", "first", "random", "--ray",
+                "local:2", "--workers", "1", "--db", str(tmp_path / "r.sqlite")]) == 1
+    assert "--workers is for one machine's server" in capsys.readouterr().err
+
+
 async def test_serve_creates_matches_only_from_its_game_folders(tmp_path) -> None:
     games = tmp_path / "games"
     games.mkdir()
