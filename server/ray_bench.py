@@ -4,7 +4,8 @@ Method (everything on this machine; the cluster's nodes bind 127.0.0.1):
 
 1. Start a local cluster of ``--nodes`` nodes (one CPU each; startup timed apart).
 2. Tournament: the same round robin (``--game``, built-ins ``random`` and ``first``,
-   every seating, ``--matches`` matches, one seed) on one process
+   ``random`` waiting ``--delay`` seconds a move so that matches overlap, every
+   seating, ``--matches`` matches, one seed) on one process
    (:func:`server.tournament.run_tournament`, ``--concurrency`` at once) and on the
    cluster (:func:`server.ray_tournament.run_ray_tournament`), each into its own fresh
    database. Report per side: matches completed / aborted / lost (scheduled but not
@@ -75,13 +76,13 @@ def _side(db: Path, result: TournamentResult, seconds: float) -> dict[str, Any]:
             "matches_per_s": round(n / seconds, 1)}
 
 
-async def _one_process(game_path: Path, db: Path, rounds: int, seed: int,
+async def _one_process(game_path: Path, db: Path, players: list[str], rounds: int, seed: int,
                        concurrency: int) -> tuple[TournamentResult, float]:
     records = Records(db)
     try:
         async with MatchServer(records, port=0) as server:
             start = time.perf_counter()
-            result = await run_tournament(server, [load_game(game_path)], PLAYERS,
+            result = await run_tournament(server, [load_game(game_path)], players,
                                           rounds=rounds, swap_roles=True, seed=seed,
                                           concurrency=concurrency)
             return result, time.perf_counter() - start
@@ -103,16 +104,19 @@ def _on_cluster(game_path: Path, db: Path, players: list[str], rounds: int, seed
 
 
 def tournament_figures(cluster: Any, game: Path, matches: int, seed: int, concurrency: int,
-                       folder: Path) -> dict[str, Any]:
-    """Step 2."""
+                       folder: Path, delay: float = 0.0) -> dict[str, Any]:
+    """Step 2 (``delay``: the first player waits this long a move, so matches overlap)."""
     rounds = max(1, matches // 2)
-    single, single_s = asyncio.run(_one_process(game, folder / "one.sqlite", rounds, seed,
-                                                concurrency))
-    spread, spread_s = _on_cluster(game, folder / "ray.sqlite", PLAYERS, rounds, seed,
+    players = [f"{PLAYERS[0]}?delay={delay:g}" if delay else PLAYERS[0], *PLAYERS[1:]]
+    single, single_s = asyncio.run(_one_process(game, folder / "one.sqlite", players, rounds,
+                                                seed, concurrency))
+    spread, spread_s = _on_cluster(game, folder / "ray.sqlite", players, rounds, seed,
                                    concurrency)
-    return {"game": game.stem, "one_process": _side(folder / "one.sqlite", single, single_s),
+    return {"game": game.stem, "players": players,
+            "one_process": _side(folder / "one.sqlite", single, single_s),
             "ray": {**_side(folder / "ray.sqlite", spread, spread_s), "nodes": spread.nodes,
-                    "retried": spread.retried},
+                    "retried": spread.retried, "hosts": spread.hosts,
+                    "most_at_once": spread.most_at_once, "busiest_host": spread.busiest_host},
             "same_results": _key(single) == _key(spread)}
 
 
@@ -195,11 +199,16 @@ def main(argv: list[str]) -> int:
                         "(default 2)")
     parser.add_argument("--concurrency", type=int, default=16,
                         help="matches in flight on either side (default 16)")
+    parser.add_argument("--delay", type=float, default=0.0, metavar="SECONDS",
+                        help="the tournament's first player waits this long a move, so its "
+                        "matches overlap (with --concurrency 1000: 1,000 at once; default 0)")
     parser.add_argument("--seed", type=int, default=1, help="tournament seed (default 1)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    if args.matches < 2 or args.nodes < 1 or args.concurrency < 1 or args.kill_matches < 0:
-        raise GameError("--matches >= 2, --nodes >= 1, --concurrency >= 1, --kill-matches >= 0")
+    if (args.matches < 2 or args.nodes < 1 or args.concurrency < 1 or args.kill_matches < 0
+            or not 0 <= args.delay <= 60):
+        raise GameError("--matches >= 2, --nodes >= 1, --concurrency >= 1, --kill-matches >= 0, "
+                        "--delay from 0 to 60")
     report: dict[str, Any] = {}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="ggp-ray-bench-") as tmp, \
@@ -208,7 +217,7 @@ def main(argv: list[str]) -> int:
         folder = Path(tmp)
         report["tournament"] = tournament_figures(cluster.cluster, Path(args.game),
                                                   args.matches, args.seed, args.concurrency,
-                                                  folder)
+                                                  folder, args.delay)
         if args.solve:
             report["solve"] = solve_figures(Path(args.solve), args.nodes)
         if args.kill_matches:
@@ -222,13 +231,15 @@ def text(report: dict[str, Any]) -> str:
     t = report["tournament"]
     one, spread = t["one_process"], t["ray"]
     lines = [f"local cluster started in {report['cluster_start_seconds']} s",
-             f"tournament ({t['game']}, {one['matches']} matches): side, completed/aborted/lost, "
-             "seconds, matches/s",
+             f"tournament ({t['game']}, {' '.join(t['players'])}, {one['matches']} matches): "
+             "side, completed/aborted/lost, seconds, matches/s",
              f"  one process   {one['completed']}/{one['aborted']}/{one['lost']}  "
              f"{one['seconds']} s  {one['matches_per_s']}/s",
              f"  ray, {spread['nodes']} nodes  {spread['completed']}/{spread['aborted']}/"
              f"{spread['lost']}  {spread['seconds']} s  {spread['matches_per_s']}/s  "
              f"(ray / one process: {spread['matches_per_s'] / one['matches_per_s']:.2f}x)",
+             f"  on ray: {spread['hosts']} match hosts, at most {spread['most_at_once']} "
+             f"matches in flight, {spread['busiest_host']} at once in the busiest host",
              f"  same results: {t['same_results']}"]
     if "node_kill" in report:
         k = report["node_kill"]

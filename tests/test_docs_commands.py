@@ -41,6 +41,8 @@ INSTEAD = {
     # (tests/test_ray.py runs the same code on a 2-node cluster)
     "ggp bench ray --matches 1000 --kill-matches 100 --solve "
     "../shared/gdl-corpus/repository/nim3.kif": "ggp bench ray --help",
+    "ggp bench ray --matches 1000 --concurrency 1000 --delay 0.2 --kill-matches 100":
+        "ggp bench ray --help",
     # the 123-game sweep of docs/solving-gdl.md: hours; two small games through the same
     # results file and resume
     "ggp bench corpus --two-player --solvers baseline --max-states 10000000 --time-limit 300 "

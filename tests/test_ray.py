@@ -98,6 +98,21 @@ def test_tournament_on_two_nodes_equals_one_machine(cluster: Any, tmp_path: Path
 
 
 @pytest.mark.slow
+def test_many_matches_at_once_share_their_nodes_match_hosts(cluster: Any,
+                                                            tmp_path: Path) -> None:
+    """60 matches in flight at once over the two nodes' match hosts (one a node, one
+    CPU each): 30 in each host's event loop, the same results as one machine."""
+    players = ["random?delay=0.2", "first", "random"]
+    single = _single_machine(tmp_path, players, rounds=20)   # 3 pairings a round
+    result = _on_ray(tmp_path / "many.sqlite", players, rounds=20, concurrency=60)
+    assert _outcomes(result.to_json()["matches"]) == _outcomes(single["matches"])
+    rows, twice = _recorded(tmp_path / "many.sqlite", result.id)
+    assert len(rows) == 60 and twice == 0 and result.retried == 0
+    assert result.hosts == 2 and result.nodes == 2
+    assert result.most_at_once == 60 and result.busiest_host == 30
+
+
+@pytest.mark.slow
 def test_a_lost_node_loses_no_match_and_records_none_twice(cluster: Any,
                                                            tmp_path: Path) -> None:
     """A third node joins, takes matches, and is killed when the first match ends (three
