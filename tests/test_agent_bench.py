@@ -47,13 +47,18 @@ PENNIES = ("(role a) (role b) (init s) (coin h) (coin t) "
            "(<= (goal b 100) (not (true (same))))")
 
 
+def _suite_files(folder: Path, name: str, rules: str) -> tuple[Path, Path]:
+    """The game file of a suite run, and its results file."""
+    game = folder / f"{name}.kif"
+    game.write_text(rules)
+    return game, folder / "results.jsonl"
+
+
 def test_the_suite_appends_each_match_and_resumes(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture) -> None:
     import json
 
-    game = tmp_path / "pennies.kif"
-    game.write_text(PENNIES)
-    results = tmp_path / "results.jsonl"
+    game, results = _suite_files(tmp_path, "pennies", PENNIES)
     run = ["--suite", "--games", str(game), "--startclock", "0.3", "--playclock", "0.1",
            "--results", str(results), "--configs", "default;none,solver@exp3"]
     assert main([*run, "--matches", "2"]) == 0
@@ -101,9 +106,7 @@ def test_fixed_playout_matches_are_recorded_apart(tmp_path: Path,
                                                   capsys: pytest.CaptureFixture) -> None:
     import json
 
-    game = tmp_path / "coins.kif"
-    game.write_text(COINS)
-    results = tmp_path / "results.jsonl"
+    game, results = _suite_files(tmp_path, "coins", COINS)
     assert main(["--suite", "--games", str(game), "--playouts", "200", "--matches", "4",
                  "--results", str(results), "--configs", "default;none"]) == 0
     rows = [json.loads(line) for line in results.read_text().splitlines()]
