@@ -27,8 +27,10 @@ from __future__ import annotations
 import math
 import random
 import time
+from bisect import bisect_right
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
 import numpy as np
 
@@ -62,15 +64,12 @@ class MastTable:
     def __init__(self, temperature: float = 0.0) -> None:
         self.stats: dict[tuple[int, Hashable], list[float]] = {}
         self.scale = 1.0 / temperature if temperature > 0 else 0.0
-        self.weights: dict[tuple[int, Hashable], float] = {}
+        self.weights: dict[int, dict[Hashable, float]] = {}  # role -> move -> weight
         self.neutral_weight = math.exp(NEUTRAL * self.scale)
 
     def value(self, role: int, move: Hashable) -> float:
         stats = self.stats.get((role, move))
         return stats[0] / stats[1] if stats else NEUTRAL
-
-    def weight(self, role: int, move: Hashable) -> float:
-        return self.weights.get((role, move), self.neutral_weight)
 
     def learn(self, played: Played, reward: Sequence[float]) -> None:
         stats, weights, scale = self.stats, self.weights, self.scale
@@ -82,7 +81,10 @@ class MastTable:
                 entry[0] += reward[key[0]]
                 entry[1] += 1.0
             if scale:
-                weights[key] = math.exp(entry[0] / entry[1] * scale)
+                mine = weights.get(key[0])
+                if mine is None:
+                    mine = weights[key[0]] = {}
+                mine[key[1]] = math.exp(entry[0] / entry[1] * scale)
 
 
 class ArrayMast:
@@ -183,16 +185,14 @@ class ScalarPlayouts:
 
     def _gibbs_move(self, role: int, legal: Sequence[Hashable]) -> Hashable:
         mast = self.mast
-        if isinstance(mast, MastTable):
-            weights = [mast.weight(role, m) for m in legal]
+        if isinstance(mast, MastTable):   # (the hot loop: no method call a move)
+            get, neutral = mast.weights.get(role, {}).get, mast.neutral_weight
+            cumulative = list(accumulate(get(m, neutral) for m in legal))
         else:
-            weights = [mast.weight(role, m, self.policy.temperature) for m in legal]
-        point = self.rng.random() * sum(weights)
-        for move, weight in zip(legal, weights, strict=True):
-            point -= weight
-            if point < 0.0:
-                return move
-        return legal[-1]
+            cumulative = list(accumulate(mast.weight(role, m, self.policy.temperature)
+                                         for m in legal))
+        index = bisect_right(cumulative, self.rng.random() * cumulative[-1])
+        return legal[min(index, len(legal) - 1)]
 
 
 def _scaled(goals: Sequence[float]) -> list[float]:
