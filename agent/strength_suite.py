@@ -106,12 +106,15 @@ def play_match(text: str, machine, ours: int, seed: int, start_clock: float,
     """One match of the agent (seat ``ours``) against plain ``uct`` seats."""
     chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
     # as in the agent's worker process: no cyclic collection on a clock (a full pass
-    # over a big tree takes long enough to make a move late), a collection between moves
+    # over a big tree takes long enough to make a move late), the young generations
+    # collected between moves (a full pass over the uct player's table took 0.75 s a
+    # step on dualConnect4), a full pass after the match
     gc.disable()
     try:
         return _play(text, machine, ours, seed, start_clock, play_clock, options, chance)
     finally:
         gc.enable()
+        gc.collect()
 
 
 def _play(text: str, machine, ours: int, seed: int, start_clock: float,
@@ -145,7 +148,7 @@ def _play(text: str, machine, ours: int, seed: int, start_clock: float,
         previous = [machine.move_to_kif(m) for m in moves]
         state = machine.next_state(state, moves)
         steps += 1
-        gc.collect()
+        gc.collect(1)
     goals = list(machine.goals(state))
     total = sum(goals)
     return {"seat": ours, "goals": goals, "share": goals[ours] / total if total else 0.5,

@@ -675,7 +675,8 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
     import solvers.search  # noqa: F401
 
     # The cyclic collector's full passes over a big search tree take long enough to
-    # make a move late; the tree has no cycles, so collect only between moves.
+    # make a move late; the tree has no cycles, so collect only between moves, and
+    # there only the young generations (what the move made): a full pass at a match's start.
     gc.disable()
 
     gate = _CancelGate()
@@ -697,6 +698,8 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
                     send(("pong", seq))
                 if kind == "start":
                     _, _, spec, role, options, history, until = request
+                    brain = None
+                    gc.collect()
                     _limit_memory(options.memory_mb)
                     brain = make_brain(spec, role, options, until)
                     for moves in history:
@@ -713,7 +716,7 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
                         os._exit(3)
                     move, info = brain.select(until)
                     send(("move", seq, move, info))
-                    gc.collect()
+                    gc.collect(1)
                 elif kind == "choose":
                     _, _, observation, legal = request
                     move, info = brain.choose(observation, legal)
