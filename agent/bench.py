@@ -154,7 +154,9 @@ def main(argv: Sequence[str]) -> int:
                         "and the optional ones on")
     parser.add_argument("--configs", metavar="LIST",
                         help="with --suite: agent configurations separated by ';', each "
-                        "an --enhancements list with an optional @duct|@rm|@exp3")
+                        "an --enhancements list with an optional @duct|@rm|@exp3, then "
+                        "optional settings ,c=C (exploration) ,t=T (MAST temperature): "
+                        "'default;default@duct,c=0.4'")
     parser.add_argument("--rates", action="store_true",
                         help="playouts per CPU second of uct and of the agent's search")
     parser.add_argument("--games", metavar="LIST",

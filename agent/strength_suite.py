@@ -61,6 +61,8 @@ SUITE = ("connectFour", "knightThrough", "breakthroughSuicideSmall", "sheepAndWo
          "ticTicToe", "dualConnect4", "ticTacToe", "pentagoSuicide", "point_grab")
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus" / "repository"
 ABLATION_EXTRA = ("grave", "cutoff")
+# a config's settings after its policy: key -> BrainOptions field
+SETTINGS = {"c": "exploration", "t": "mast_temperature"}
 BATCH_PLAYOUTS = 512  # playouts at once in --rates' batched playouts alone
 # two-sided 95% Student t quantiles by degrees of freedom (beyond: the normal's)
 T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
@@ -69,25 +71,42 @@ T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 
 
 @dataclass(frozen=True)
 class Config:
-    """An agent configuration, ``ENHANCEMENTS-LIST[@duct|rm|exp3]``, named by its
-    explicit list (``default,no-mast`` is recorded as ``batch,solver,reuse,timing@duct``,
-    so a later change of the defaults never mixes results)."""
+    """An agent configuration, ``ENHANCEMENTS-LIST[@duct|rm|exp3[,c=C][,t=T]]``, named by
+    its explicit list (``default,no-mast`` is recorded as ``batch,solver,reuse,timing@duct``,
+    so a later change of the defaults never mixes results); ``c`` is the UCB1
+    exploration constant and ``t`` MAST's Gibbs temperature, named only when they
+    differ from the defaults."""
 
     name: str
 
     @classmethod
     def of(cls, text: str) -> Config:
-        """ValueError for an unknown enhancement or policy."""
-        enhancements, _, policy = text.partition("@")
+        """ValueError for an unknown enhancement, policy or setting."""
+        enhancements, _, rest = text.partition("@")
+        policy, *settings = rest.split(",") if rest else ["duct"]
         policy = policy or "duct"
         if policy not in SIMULTANEOUS:
             raise ValueError(f"unknown policy {policy!r} (duct, rm or exp3)")
-        return cls(",".join(parse_enhancements(enhancements)) + "@" + policy)
+        values = {}
+        for item in settings:
+            key, _, number = item.partition("=")
+            try:
+                value = float(number)
+            except ValueError:
+                value = math.nan
+            if key not in SETTINGS or not 0 <= value < math.inf:
+                raise ValueError(f"bad setting {item!r} (c=C or t=T, numbers >= 0)")
+            values[key] = value
+        named = "".join(f",{k}={values[k]:g}" for k in SETTINGS
+                        if k in values and values[k] != getattr(BrainOptions, SETTINGS[k]))
+        return cls(",".join(parse_enhancements(enhancements)) + "@" + policy + named)
 
     def options(self, seed: int) -> BrainOptions:
-        text, _, policy = self.name.partition("@")
+        text, _, rest = self.name.partition("@")
+        policy, *settings = rest.split(",")
+        values = {SETTINGS[k]: float(v) for k, _, v in (s.partition("=") for s in settings)}
         return BrainOptions(enhancements=parse_enhancements(text or "none"), seed=seed,
-                            simultaneous=policy)
+                            simultaneous=policy, **values)
 
 
 def ablation_configs() -> list[Config]:

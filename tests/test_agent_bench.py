@@ -123,3 +123,17 @@ def test_fixed_playout_matches_are_recorded_apart(tmp_path: Path,
     assert "config @duct/p200" in summary and "50.0" in summary
     with pytest.raises(SystemExit):
         main(["--suite", "--playouts", "0", "--results", str(results)])
+
+
+def test_suite_configs_name_their_settings_and_pass_them_to_the_agent() -> None:
+    from agent.strength_suite import Config
+
+    tuned = Config.of("default,no-ponder@duct,c=0.4,t=0.1")
+    assert tuned.name == "mast,gibbs,solver,reuse,timing@duct,c=0.4"  # t is the default
+    options = tuned.options(seed=5)
+    assert (options.exploration, options.mast_temperature, options.seed) == (0.4, 0.1, 5)
+    assert "ponder" not in options.enhancements
+    assert Config.of("none").options(0).exploration == 0.7
+    for bad in ("none@duct,q=1", "none@duct,c=-1", "none@duct,c=x", "none@fast"):
+        with pytest.raises(ValueError):
+            Config.of(bad)
