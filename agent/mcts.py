@@ -65,7 +65,7 @@ from solvers.search.exact import exact_backup
 # "ponder" (agent.worker.GdlBrain): a forced move (one legal move) still searches until
 # its answer is due, so turn-based games get the opponent's think time too.
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
-                "ponder")
+                "ponder", "decisive")
 DEFAULT_ENHANCEMENTS = ("mast", "gibbs", "solver", "reuse", "timing", "ponder")
 SIMULTANEOUS = ("duct", "rm", "exp3")
 CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
@@ -134,7 +134,7 @@ class AgentSearch(MCTS):
         policy = PlayoutPolicy(mast=config.on("mast"), epsilon=config.mast_epsilon,
                                temperature=config.mast_temperature if config.on("gibbs") else 0.0,
                                cutoff=config.cutoff if config.on("cutoff") else 0,
-                               record=self.grave)
+                               record=self.grave, decisive=config.on("decisive"))
         self.playouts = make_playouts(machine, policy, self.chance_roles, self._rng,
                                       batched=config.on("batch"))
         self.round_size = (min(config.batch, self.playouts.chunk)

@@ -54,6 +54,7 @@ class PlayoutPolicy:
     temperature: float = 0.0  # MAST: > 0 draws every move by Gibbs sampling instead
     cutoff: int = 0           # steps after which the goals evaluate the state (0: none)
     record: bool = False      # return the played moves (RAVE needs them)
+    decisive: bool = False    # where one role chooses, a move that wins at once is played
 
 
 class MastTable:
@@ -161,8 +162,12 @@ class ScalarPlayouts:
                 if deadline is not None and time.monotonic() >= deadline:
                     return None   # (every step: a step of the general engine can take ms)
                 joint = []
-                for role, legal in enumerate(machine.legal_joint_moves(state)):
-                    if greedy and len(legal) > 1 and role not in self.chance \
+                options = machine.legal_joint_moves(state)
+                winner, win = self._winning(state, options) if policy.decisive else (None, None)
+                for role, legal in enumerate(options):
+                    if role == winner:
+                        move = win
+                    elif greedy and len(legal) > 1 and role not in self.chance \
                             and (policy.temperature > 0 or rng.random() >= policy.epsilon):
                         move = self._mast_move(role, legal)
                     else:
@@ -174,6 +179,23 @@ class ScalarPlayouts:
         except GameError:  # an ill-defined line of play is worth nothing to anyone
             return [0.0] * len(machine.roles), played
         return None
+
+    def _winning(self, state: Hashable, options: Sequence[Sequence[Hashable]]
+                 ) -> tuple[int | None, Hashable]:
+        """Decisive moves (Teytaud & Teytaud, "On the huge benefit of decisive moves in
+        Monte-Carlo tree search algorithms", CIG 2010): where one role chooses, that
+        role and a move of it that ends the game with its best goal (else None, None)."""
+        choosers = [r for r, legal in enumerate(options) if len(legal) > 1]
+        if len(choosers) != 1 or choosers[0] in self.chance:
+            return None, None
+        role = choosers[0]
+        joint = [legal[0] for legal in options]
+        for move in options[role]:
+            joint[role] = move
+            child = self.machine.next_state(state, joint)
+            if self.machine.is_terminal(child) and self.machine.goals(child)[role] >= 100:
+                return role, move
+        return None, None
 
     def _mast_move(self, role: int, legal: Sequence[Hashable]) -> Hashable:
         if self.policy.temperature > 0:
@@ -258,6 +280,8 @@ class BatchPlayouts:
                 legal = batch.legal[:, columns]
                 stuck |= ~legal.any(axis=1) & ~ended
                 picks.append(columns[self._draw(legal, columns, role, mast_value)])
+            if policy.decisive:
+                self._decisive(batch, ~ended & ~stuck, picks)
             if ended.any():
                 rewards[alive[ended]] = self._goals(batch, ended, terminal=step < limit)
             # a role without a legal move outside a terminal state: worth nothing
@@ -274,6 +298,28 @@ class BatchPlayouts:
             self.mast.learn_rows(played, rewards)
         return [(rewards[i].tolist(), self._pairs(played[i]) if policy.record else set())
                 for i in range(k)]
+
+    def _decisive(self, batch, live: np.ndarray, picks: list[np.ndarray]) -> None:
+        """Decisive moves, batched (see :meth:`ScalarPlayouts._winning`): in the rows
+        where one role chooses, every legal move of that role is tried at once, and a
+        move whose state is terminal with the role's best goal replaces its pick."""
+        bm = self.batch
+        choices = np.stack([batch.legal[:, c].sum(axis=1) for c in self.columns], axis=1)
+        for role, columns in enumerate(self.columns):
+            if role in self.chance:
+                continue
+            alone = live & (choices[:, role] > 1) & ((choices > 1).sum(axis=1) == 1)
+            rows, which = np.nonzero(batch.legal[alone][:, columns])
+            if not len(rows):
+                continue
+            rows = np.flatnonzero(alone)[rows]
+            for low in range(0, len(rows), bm.state_chunk):
+                part, tried = rows[low:low + bm.state_chunk], columns[which[low:low + bm.state_chunk]]
+                moves = [tried if r == role else p[part] for r, p in enumerate(picks)]
+                after = bm.evaluate_states(bm.next_states(batch, part, moves))
+                wins = after.terminal & (self._goals(after, np.arange(len(part)),
+                                                     terminal=True)[:, role] >= 1.0)
+                picks[role][part[wins]] = tried[wins]
 
     def _draw(self, legal: np.ndarray, columns: np.ndarray, role: int,
               mast_value: np.ndarray | None) -> np.ndarray:

@@ -294,3 +294,22 @@ def test_a_cut_off_playout_is_valued_by_the_goals_there(picks, tictactoe, batche
     playouts = make_playouts(tictactoe, policy, (), random.Random(2), batched=batched)
     outcomes = playouts.run([tictactoe.initial_state()] * 64, None)
     assert {tuple(r) for r, _ in outcomes} == {(0.5, 0.5)}
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_decisive_playouts_take_a_win_in_one(tictactoe, batched: bool) -> None:
+    # x to move with (1 3) completing its top row; o threatens the middle row, so a
+    # uniform playout often misses the win and loses (about 1 in 5 wins at once)
+    state = play(tictactoe, ["(mark 1 1)", "(mark 2 1)", "(mark 1 2)", "(mark 2 2)"])
+    decisive = make_playouts(tictactoe, PlayoutPolicy(decisive=True, record=True), (),
+                             random.Random(4), batched=batched)
+    outcomes = decisive.run([state] * 64, None)
+    win = tictactoe.parse_move("(mark 1 3)", 0)
+    assert all(reward == [1.0, 0.0] and (0, win) in played for reward, played in outcomes)
+    uniform = make_playouts(tictactoe, PlayoutPolicy(), (), random.Random(4), batched=batched)
+    assert sum(reward[1] for reward, _ in uniform.run([state] * 64, None)) > 10
+    # o to move, both threatening: o takes its own win in one, (2 3)
+    state = play(tictactoe, ["(mark 1 1)", "(mark 2 1)", "(mark 3 3)", "(mark 2 2)",
+                             "(mark 1 3)"])
+    assert tictactoe.legal_moves(state, 1) and all(
+        reward == [0.0, 1.0] for reward, _ in decisive.run([state] * 64, None))
