@@ -245,6 +245,9 @@ class BatchPlayouts:
         self.chance = set(chance_roles)
         goal_role = self.batch.goal_role
         self.goal_columns = [np.flatnonzero(goal_role == r) for r in range(n_roles)]
+        # each role's goal values in [0, 1] over its goal columns (NaN: not a number)
+        self.goal_scaled = [np.nan_to_num(self.batch.goal_value[c]) / 100.0
+                            for c in self.goal_columns]
         self.mast = ArrayMast(self.batch.move_role)
         # few playouts at once run one at a time: a batch step costs the same for
         # 1 and for ~MIN_BATCH playouts
@@ -344,12 +347,11 @@ class BatchPlayouts:
         """[rows, roles] goals in [0, 1]: a role with not exactly one goal value gets
         0 at a terminal state (an ill-defined end) and NEUTRAL at a cut-off one."""
         held = batch.goal[rows]
-        values = self.batch.goal_value
         out = np.empty((len(held), len(self.goal_columns)))
         for role, columns in enumerate(self.goal_columns):
             mine = held[:, columns]
             one = mine.sum(axis=1) == 1
-            value = mine @ np.nan_to_num(values[columns]) / 100.0
+            value = mine @ self.goal_scaled[role]
             out[:, role] = np.where(one, value, 0.0 if terminal else NEUTRAL)
         return out
 
