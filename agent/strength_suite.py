@@ -60,7 +60,7 @@ SUITE = ("connectFour", "knightThrough", "breakthroughSuicideSmall", "sheepAndWo
          "connectFourSimultaneous", "bomberman2p", "chickentictactoe", "doubletictactoe",
          "ticTicToe", "dualConnect4", "ticTacToe", "pentagoSuicide", "point_grab")
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus" / "repository"
-ABLATION_EXTRA = ("grave", "cutoff")
+ABLATION_EXTRA = ("grave", "cutoff", "decisive", "batch")
 # a config's settings after its policy: key -> BrainOptions field
 SETTINGS = {"c": "exploration", "t": "mast_temperature"}
 BATCH_PLAYOUTS = 512  # playouts at once in --rates' batched playouts alone
