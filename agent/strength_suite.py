@@ -63,6 +63,9 @@ CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus"
 ABLATION_EXTRA = ("grave", "cutoff", "decisive", "batch")
 # a config's settings after its policy: key -> BrainOptions field
 SETTINGS = {"c": "exploration", "t": "mast_temperature"}
+# A match still running after this many steps is cut off as a draw: dualConnect4 lets
+# both roles noop for ever, and the agent and uct did (1,181 steps before it was seen)
+MAX_MATCH_STEPS = 400
 BATCH_PLAYOUTS = 512  # playouts at once in --rates' batched playouts alone
 # two-sided 95% Student t quantiles by degrees of freedom (beyond: the normal's)
 T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
@@ -148,7 +151,7 @@ def _play(text: str, machine, ours: int, seed: int, start_clock: float,
     state, previous, steps, late, slowest = machine.initial_state(), None, 0, 0, 0.0
     slowest_move: dict = {}
     rng = random.Random(seed)
-    while not machine.is_terminal(state):
+    while not machine.is_terminal(state) and steps < MAX_MATCH_STEPS:
         joint = {}
         for r, search in others.items():
             legal = machine.legal_moves(state, r)
@@ -168,12 +171,21 @@ def _play(text: str, machine, ours: int, seed: int, start_clock: float,
         state = machine.next_state(state, moves)
         steps += 1
         gc.collect(1)
+    return {**_outcome(machine, state, ours, steps), "late": late,
+            "slowest": round(slowest, 3), "slowest_move": slowest_move,
+            "presolve": info.get("presolve", "")}
+
+
+def _outcome(machine, state, ours: int, steps: int) -> dict:
+    """A match's goals and the agent's share; a match cut off at ``MAX_MATCH_STEPS``
+    has no goals, counts as a draw (0.5) and says so (``unfinished``)."""
+    if not machine.is_terminal(state):
+        return {"seat": ours, "goals": [], "share": 0.5, "steps": steps,
+                "unfinished": f"no terminal state after {steps} steps"}
     goals = list(machine.goals(state))
     total = sum(goals)
     return {"seat": ours, "goals": goals, "share": goals[ours] / total if total else 0.5,
-            "steps": steps, "late": late, "slowest": round(slowest, 3),
-            "slowest_move": slowest_move,
-            "presolve": info.get("presolve", "")}
+            "steps": steps}
 
 
 def play_fixed(machine, ours: int, seed: int, options: BrainOptions, playouts: int) -> dict:
@@ -193,7 +205,7 @@ def play_fixed(machine, ours: int, seed: int, options: BrainOptions, playouts: i
               for r in range(len(machine.roles)) if r != ours}
     rng = random.Random(seed)
     state, steps = machine.initial_state(), 0
-    while not machine.is_terminal(state):
+    while not machine.is_terminal(state) and steps < MAX_MATCH_STEPS:
         moves = []
         for r in range(len(machine.roles)):
             legal = machine.legal_moves(state, r)
@@ -206,11 +218,8 @@ def play_fixed(machine, ours: int, seed: int, options: BrainOptions, playouts: i
                 moves.append(others[r].search(state, playouts=playouts).best_move(r))
         state = machine.next_state(state, moves)
         steps += 1
-    goals = list(machine.goals(state))
-    total = sum(goals)
-    return {"seat": ours, "goals": goals, "share": goals[ours] / total if total else 0.5,
-            "steps": steps, "late": 0, "slowest": 0.0, "slowest_move": {},
-            "presolve": "", "playouts": playouts}
+    return {**_outcome(machine, state, ours, steps), "late": 0, "slowest": 0.0,
+            "slowest_move": {}, "presolve": "", "playouts": playouts}
 
 
 def read_results(path: Path) -> list[dict]:
@@ -289,7 +298,8 @@ def decided(rows: Sequence[dict]) -> str:
            for r in rows):
         return "solved on the start clock"
     outcomes = {tuple(r["goals"]) for r in rows}
-    if len(rows) >= 4 and len(outcomes) == 1 and len({r["seat"] for r in rows}) > 1:
+    if (len(rows) >= 4 and len(outcomes) == 1 and len({r["seat"] for r in rows}) > 1
+            and all(r["goals"] for r in rows)):
         return f"every match ended {list(outcomes.pop())} by seat"
     return ""
 
@@ -308,10 +318,12 @@ def print_summary(rows: list[dict], configs: Sequence[str], games: Sequence[str]
             mean, half = interval([r["share"] for r in played])
             why = decided(played)
             late += sum(r["late"] for r in played)
+            unfinished = sum("unfinished" in r for r in played)
             means.append(mean)
             if not why:
                 open_means.append(mean)
             print(f"  {game:28s} {mean:5.1f} ± {half:5.1f}  ({len(played)} matches"
+                  f"{f'; {unfinished} cut off at {MAX_MATCH_STEPS} steps, draws' if unfinished else ''}"
                   f"{'; decided: ' + why if why else ''})")
         if means:
             print(f"  overall mean {statistics.fmean(means):.1f}% over {len(means)} games; "

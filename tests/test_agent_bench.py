@@ -137,3 +137,25 @@ def test_suite_configs_name_their_settings_and_pass_them_to_the_agent() -> None:
     for bad in ("none@duct,q=1", "none@duct,c=-1", "none@duct,c=x", "none@fast"):
         with pytest.raises(ValueError):
             Config.of(bad)
+
+
+def test_a_match_that_never_ends_is_cut_off_as_a_draw(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    import agent.strength_suite as suite
+
+    monkeypatch.setattr(suite, "MAX_MATCH_STEPS", 30)
+    endless = ("(role a) (role b) (init (on)) (legal a wait) (legal b wait) "
+               "(<= (next (on)) (true (on))) (<= terminal (true (off))) "
+               "(goal a 100) (goal b 0)")
+    game, results = _suite_files(tmp_path, "endless", endless)
+    assert main(["--suite", "--games", str(game), "--playouts", "10", "--matches", "4",
+                 "--results", str(results), "--configs", "none"]) == 0
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert [(r["goals"], r["share"], r["steps"]) for r in rows] == [([], 0.5, 30)] * 4
+    assert all(r["unfinished"] == "no terminal state after 30 steps" for r in rows)
+    summary = capsys.readouterr().out
+    assert "50.0" in summary and "4 cut off at 30 steps, draws" in summary
+    assert "; decided:" not in summary and "over the 1 not decided" in summary
