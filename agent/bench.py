@@ -158,7 +158,8 @@ def main(argv: Sequence[str]) -> int:
                         "optional settings ,c=C (exploration) ,t=T (MAST temperature): "
                         "'default;default@duct,c=0.4'")
     parser.add_argument("--rates", action="store_true",
-                        help="playouts per CPU second of uct and of the agent's search")
+                        help="playouts per CPU second of uct and of the agent's search "
+                        "(with --enhancements, and with those and batch)")
     parser.add_argument("--games", metavar="LIST",
                         help="comma-separated corpus game names or .kif paths (default: "
                         "the suite's 16 two-player games)")
@@ -239,7 +240,7 @@ def _suite(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     games = [g for g in (args.games or ",".join(SUITE)).split(",") if g]
     corpus = Path(args.corpus)
     if args.rates:
-        return print_rates(games, corpus, args.playclock)
+        return print_rates(games, corpus, args.playclock, parse_enhancements(args.enhancements))
     if args.ablation and args.configs:
         parser.error("--ablation and --configs exclude each other")
     try:

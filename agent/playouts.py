@@ -154,8 +154,9 @@ class ScalarPlayouts:
         greedy = policy.mast
         limit = policy.cutoff or MAX_STEPS
         try:
+            terminal = machine.is_terminal(state)
             for step in range(limit + 1):
-                if machine.is_terminal(state):
+                if terminal:
                     return _scaled(machine.goals(state)), played
                 if step == limit:
                     return _evaluated(machine, state), played
@@ -175,7 +176,9 @@ class ScalarPlayouts:
                     joint.append(move)
                 if greedy or policy.record:
                     played.update(enumerate(joint))
-                state = machine.next_state(state, joint)
+                child = machine.next_state(state, joint)
+                terminal = machine.terminal_after(state, child)
+                state = child
         except GameError:  # an ill-defined line of play is worth nothing to anyone
             return [0.0] * len(machine.roles), played
         return None
@@ -193,7 +196,8 @@ class ScalarPlayouts:
         for move in options[role]:
             joint[role] = move
             child = self.machine.next_state(state, joint)
-            if self.machine.is_terminal(child) and self.machine.goals(child)[role] >= 100:
+            if self.machine.terminal_after(state, child) \
+                    and self.machine.goals(child)[role] >= 100:
                 return role, move
         return None, None
 

@@ -331,10 +331,11 @@ def print_summary(rows: list[dict], configs: Sequence[str], games: Sequence[str]
                   f"{len(open_means)} not decided by the value; late moves {late}")
 
 
-def print_rates(games: Sequence[str], corpus: Path, seconds: float) -> int:
+def print_rates(games: Sequence[str], corpus: Path, seconds: float,
+                enhancements: Sequence[str] = DEFAULT_ENHANCEMENTS) -> int:
     """Playouts per CPU second, one game after the other in one run: the searches
-    from the initial state (plain ``uct``; the agent's default, one playout at a
-    time; the agent with ``batch``), and playouts alone (uniform, from the initial
+    from the initial state (plain ``uct``; the agent with ``enhancements``, one
+    playout at a time; the same with ``batch``), and playouts alone (uniform, from the initial
     state: the engine one at a time, as ``uct`` plays them, against rounds of
     ``BATCH_PLAYOUTS`` over the bit-vector engine)."""
     from gdl import kernels
@@ -348,11 +349,11 @@ def print_rates(games: Sequence[str], corpus: Path, seconds: float) -> int:
         machine = load_machine(read_text(str(_game_path(corpus, game))))
         state = machine.initial_state()
         rates = {}
+        single = tuple(e for e in enhancements if e != "batch")
         for name, search in (
                 ("uct", MCTS(machine, SearchConfig())),
-                ("agent", AgentSearch(machine, AgentConfig())),
-                ("batched", AgentSearch(machine, AgentConfig(
-                    enhancements=(*DEFAULT_ENHANCEMENTS, "batch"))))):
+                ("agent", AgentSearch(machine, AgentConfig(enhancements=single))),
+                ("batched", AgentSearch(machine, AgentConfig(enhancements=(*single, "batch"))))):
             search.search(state, playouts=100)   # warm the engine's caches
             cpu = time.process_time()
             result = search.search(state, deadline=time.monotonic() + seconds)

@@ -37,6 +37,7 @@ from typing import Any, NamedTuple
 from gdl.ground import Budget, GroundRule, Value, from_value, ground_game, sccs, to_value
 from gdl.machine import NATURE, NATURE_GOAL, StateMachine
 from gdl.parser import parse_term
+from gdl.terminal_delta import DeltaTerminal, flat_terms
 from gdl.terms import Fn, Rule, Spelling, term_to_kif
 from solvers.errors import GameError, GameRuntimeError, LimitReached
 
@@ -302,6 +303,22 @@ def _compile_functions(sources: dict[str, str]) -> dict[str, Callable[[int], Any
     return {name: namespace[name] for name in sources}
 
 
+class _TestCompiler:
+    """What :class:`DeltaTerminal` needs to compile its tests."""
+
+    def __init__(self, rules: Mapping, bits: dict[int, int]) -> None:
+        self.rules, self.bits = rules, bits
+
+    mask_test = staticmethod(_Emitter.mask_test)
+
+    def atom_source(self, atom: int, name: str) -> str:
+        emitter = _Emitter(self.rules, self.bits)
+        emitter.prepare([atom])
+        return emitter.source(name, f"bool({emitter.ref(atom)[0]})")
+
+    compile = staticmethod(_compile_functions)
+
+
 class _JointSees(NamedTuple):
     """The ``sees`` of one joint move: the mask of its atoms that hold in a state, what
     each bit means (role index, percept KIF), and percepts by mask (memo)."""
@@ -371,6 +388,8 @@ class CompiledMachine(StateMachine):
         emitter = _Emitter(self._state_rules, self._true_bits)
         emitter.prepare([terminal])
         self._terminal_fn = emitter.function("terminal", f"bool({emitter.ref(terminal)[0]})")
+        self._terminal_atom = terminal
+        self._delta_terminal: DeltaTerminal | None = None   # built on first use
         self._base_next = self._next_function(self._state_rules,
                                               self._next_heads(self._state_rules), "next")
         self._init = sum(1 << self._fact_bit[row[1]]
@@ -608,6 +627,14 @@ class CompiledMachine(StateMachine):
 
     def is_terminal(self, state: int) -> bool:
         return self._terminal_fn(state)
+
+    def terminal_after(self, parent: int, child: int) -> bool:
+        test = self._delta_terminal
+        if test is None:
+            test = self._delta_terminal = DeltaTerminal(
+                flat_terms(self._state_rules, self._true_bits, self._terminal_atom),
+                self._terminal_fn, _TestCompiler(self._state_rules, self._true_bits))
+        return test(parent, child)
 
     def percepts(self, state: int, joint: Sequence[int]) -> tuple[tuple[str, ...], ...]:
         if not self.has_sees:

@@ -74,6 +74,11 @@ class StateMachine(ABC):
     @abstractmethod
     def is_terminal(self, state: State) -> bool: ...
 
+    def terminal_after(self, parent: State, child: State) -> bool:
+        """:meth:`is_terminal` of ``child``, a successor of the non-terminal ``parent``
+        (an engine may test only what the move changed)."""
+        return self.is_terminal(child)
+
     @abstractmethod
     def goals(self, state: State) -> tuple[int, ...]:
         """One goal value per role; GameRuntimeError when a role has zero or several."""
