@@ -38,6 +38,7 @@ from gdl.ground import Budget, GroundRule, Value, from_value, ground_game, sccs,
 from gdl.machine import NATURE, NATURE_GOAL, StateMachine
 from gdl.parser import parse_term
 from gdl.terminal_delta import DeltaTerminal, flat_terms
+from gdl.terminal_delta import bits_of as _bits_of
 from gdl.terms import Fn, Rule, Spelling, term_to_kif
 from solvers.errors import GameError, GameRuntimeError, LimitReached
 
@@ -727,16 +728,6 @@ class _NoTable:
 def _lit(n: int) -> str:
     """An int literal; hexadecimal for big masks (Python parses it faster)."""
     return hex(n) if n >> 32 else str(n)
-
-
-def _bits_of(mask: int) -> list[int]:
-    """Indices of the set bits of ``mask``, ascending."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def _ground(value: Value) -> bool:

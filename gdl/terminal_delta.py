@@ -82,8 +82,8 @@ class _Flattener:
             for p, n, o in self.dnf(atom):   # not (C1 or C2 ...) = not C1 and not C2 ...
                 if o:
                     raise _TooBig
-                out = _and(out, [(0, 1 << b, ()) for b in _bits(p)]
-                           + [(1 << b, 0, ()) for b in _bits(n)], MAX_NEGATION)
+                out = _and(out, [(0, 1 << b, ()) for b in bits_of(p)]
+                           + [(1 << b, 0, ()) for b in bits_of(n)], MAX_NEGATION)
         except _TooBig:
             if atom in self.open:
                 raise
@@ -118,7 +118,8 @@ def _unique(terms: list[Term]) -> list[Term]:
     return list(dict.fromkeys(terms))
 
 
-def _bits(mask: int) -> list[int]:
+def bits_of(mask: int) -> list[int]:
+    """Indices of the set bits of ``mask``, ascending."""
     out = []
     while mask:
         low = mask & -mask
@@ -159,7 +160,7 @@ class DeltaTerminal:
             read = p | n
             for atom in o:
                 read |= supports[atom]
-            for b in _bits(read):
+            for b in bits_of(read):
                 by_bit.setdefault(b, []).append((p, n, o))
         sources = {f"h{atom}": compiler.atom_source(atom, f"h{atom}") for atom in supports}
         for b, found in by_bit.items():
