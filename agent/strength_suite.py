@@ -319,11 +319,11 @@ def print_summary(rows: list[dict], configs: Sequence[str], games: Sequence[str]
             why = decided(played)
             late += sum(r["late"] for r in played)
             unfinished = sum("unfinished" in r for r in played)
+            cut = f"; {unfinished} cut off at {MAX_MATCH_STEPS} steps, draws" if unfinished else ""
             means.append(mean)
             if not why:
                 open_means.append(mean)
-            print(f"  {game:28s} {mean:5.1f} ± {half:5.1f}  ({len(played)} matches"
-                  f"{f'; {unfinished} cut off at {MAX_MATCH_STEPS} steps, draws' if unfinished else ''}"
+            print(f"  {game:28s} {mean:5.1f} ± {half:5.1f}  ({len(played)} matches{cut}"
                   f"{'; decided: ' + why if why else ''})")
         if means:
             print(f"  overall mean {statistics.fmean(means):.1f}% over {len(means)} games; "

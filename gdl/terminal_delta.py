@@ -148,12 +148,11 @@ class DeltaTerminal:
                  full: Callable[[int], bool], compiler: Compiler) -> None:
         self.full = full
         self.tests: list[Callable[[int], bool] | None] = []
-        self.samples: list[tuple[int, int]] | None = []
+        self.use_full = True                 # until calibrated, or for good:
+        self.samples: list[tuple[int, int]] | None = None
         if flat is None or any(term == (0, 0, ()) for term in flat[0]):
-            self.samples = None              # no flat form (or true everywhere)
-            self.use_full = True
-            return
-        self.use_full = True                 # until calibrated
+            return                           # no flat form (or true everywhere)
+        self.samples = []
         terms, supports = flat
         by_bit: dict[int, list[Term]] = {}
         for p, n, o in terms:
