@@ -37,9 +37,11 @@ from pathlib import Path
 from agent.mcts import SIMULTANEOUS, parse_enhancements
 from agent.strength_suite import (
     CORPUS,
+    PLAIN,
     SUITE,
     Config,
     ablation_configs,
+    fixed_name,
     print_rates,
     print_summary,
     read_results,
@@ -156,7 +158,8 @@ def main(argv: Sequence[str]) -> int:
                         help="with --suite: agent configurations separated by ';', each "
                         "an --enhancements list with an optional @duct|@rm|@exp3, then "
                         "optional settings ,c=C (exploration) ,t=T (MAST temperature): "
-                        "'default;default@duct,c=0.4'")
+                        "'default;default@duct,c=0.4'; with --playouts, 'uct' seats plain "
+                        "uct instead of the agent")
     parser.add_argument("--rates", action="store_true",
                         help="playouts per CPU second of uct and of the agent's search "
                         "(with --enhancements, and with those and batch)")
@@ -190,7 +193,9 @@ def main(argv: Sequence[str]) -> int:
                         help="with --suite: both sides search N playouts a move, no clocks "
                         "(search quality, whatever the load; recorded as CONFIG/pN)")
     parser.add_argument("--opponent-playouts", type=int, default=None, metavar="N",
-                        help="uct searches N playouts a move instead of the play clock")
+                        help="uct searches N playouts a move instead of the play clock "
+                        "(with --suite --playouts: instead of --playouts; recorded as "
+                        "CONFIG/pP/oN)")
     parser.add_argument("--ceiling", action="store_true",
                         help="seat a clairvoyant player of the solved game instead of the agent")
     args = parser.parse_args(list(argv))
@@ -253,13 +258,19 @@ def _suite(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         parser.error(f"--configs: {exc}")
     if args.playouts is not None and args.playouts < 1:
         parser.error("--playouts must be at least 1")
+    if args.opponent_playouts is not None and (args.playouts is None
+                                               or args.opponent_playouts < 1):
+        parser.error("--opponent-playouts with --suite: at least 1, and with --playouts")
+    if args.playouts is None and any(c.name == PLAIN for c in configs):
+        parser.error("--configs: uct in the agent's seat needs --playouts")
     if args.summary:
         rows = read_results(Path(args.results))
         if not rows:
             raise GameError(f"{args.results}: no match recorded")
         listed = args.configs or args.ablation
-        suffix = "" if args.playouts is None else f"/p{args.playouts}"
-        print_summary(rows, [c.name + suffix for c in configs] if listed else
+        print_summary(rows, [c.name if args.playouts is None else
+                             fixed_name(c, args.playouts, args.opponent_playouts)
+                             for c in configs] if listed else
                       list(dict.fromkeys(r["config"] for r in rows)),
                       list(dict.fromkeys(r["game"] for r in rows)))
         return 0
@@ -268,4 +279,4 @@ def _suite(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         parser.error("--matches must be at least 1")
     return run_suite(games, configs, matches, 5.0 if args.startclock is None else args.startclock,
                      args.playclock, Path(args.results), args.resume, corpus, args.seed,
-                     args.playouts)
+                     args.playouts, args.opponent_playouts)

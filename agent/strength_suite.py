@@ -63,6 +63,9 @@ CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus"
 ABLATION_EXTRA = ("grave", "cutoff", "decisive", "batch")
 # a config's settings after its policy: key -> BrainOptions field
 SETTINGS = {"c": "exploration", "t": "mast_temperature"}
+# the config that seats plain uct in the agent's chair (with --playouts only: uct at
+# more playouts against uct measures what speed alone is worth)
+PLAIN = "uct"
 # A match still running after this many steps is cut off as a draw: dualConnect4 lets
 # both roles noop for ever, and the agent and uct did (1,181 steps before it was seen)
 MAX_MATCH_STEPS = 400
@@ -85,6 +88,8 @@ class Config:
     @classmethod
     def of(cls, text: str) -> Config:
         """ValueError for an unknown enhancement, policy or setting."""
+        if text == PLAIN:
+            return cls(PLAIN)
         enhancements, _, rest = text.partition("@")
         policy, *settings = rest.split(",") if rest else ["duct"]
         policy = policy or "duct"
@@ -105,6 +110,8 @@ class Config:
         return cls(",".join(parse_enhancements(enhancements)) + "@" + policy + named)
 
     def options(self, seed: int) -> BrainOptions:
+        if self.name == PLAIN:
+            return BrainOptions(seed=seed)
         text, _, rest = self.name.partition("@")
         policy, *settings = rest.split(",")
         values = {SETTINGS[k]: float(v) for k, _, v in (s.partition("=") for s in settings)}
@@ -188,19 +195,24 @@ def _outcome(machine, state, ours: int, steps: int) -> dict:
             "steps": steps}
 
 
-def play_fixed(machine, ours: int, seed: int, options: BrainOptions, playouts: int) -> dict:
-    """One match at a fixed playout count a move, both sides (``--playouts``): the
-    agent's search (:class:`AgentSearch` with ``options``; its move rule as in a
-    match) against plain ``uct``, in this process, no clocks. It measures search
-    quality a playout, whatever the machine's load; the switches of the match loop
-    around the search (``timing``, ``ponder``, the start clock's solves) do nothing."""
+def play_fixed(machine, ours: int, seed: int, config: Config, playouts: int,
+               opponent_playouts: int) -> dict:
+    """One match at a fixed playout count a move (``--playouts``, and
+    ``--opponent-playouts`` for uct): the agent's search (:class:`AgentSearch` with
+    the config's options; its move rule as in a match), or plain ``uct`` for the
+    ``uct`` config, against plain ``uct``, in this process, no clocks. It measures
+    search quality a playout, whatever the machine's load; the switches of the match
+    loop around the search (``timing``, ``ponder``, the start clock's solves) do
+    nothing."""
     from solvers.search import MCTS, SearchConfig
 
     chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
-    agent = AgentSearch(machine, AgentConfig(
+    options = config.options(seed)
+    agent = (None if config.name == PLAIN else AgentSearch(machine, AgentConfig(
         enhancements=options.enhancements, simultaneous=options.simultaneous,
         exploration=options.exploration, mast_epsilon=options.mast_epsilon,
-        mast_temperature=options.mast_temperature, seed=seed), chance_roles=chance)
+        mast_temperature=options.mast_temperature, seed=seed), chance_roles=chance))
+    plain = MCTS(machine, SearchConfig(seed=seed * 31 + ours), chance_roles=chance)
     others = {r: MCTS(machine, SearchConfig(seed=seed * 31 + r), chance_roles=chance)
               for r in range(len(machine.roles)) if r != ours}
     rng = random.Random(seed)
@@ -211,15 +223,18 @@ def play_fixed(machine, ours: int, seed: int, options: BrainOptions, playouts: i
             legal = machine.legal_moves(state, r)
             if len(legal) == 1 or r in chance:
                 moves.append(rng.choice(legal))
+            elif r == ours and agent is None:
+                moves.append(plain.search(state, playouts=playouts).best_move(r))
             elif r == ours:
                 moves.append(search_move(agent.search(state, playouts=playouts), r, chance,
                                          options.simultaneous, agent.config.rm_gamma, rng))
             else:
-                moves.append(others[r].search(state, playouts=playouts).best_move(r))
+                moves.append(others[r].search(state, playouts=opponent_playouts).best_move(r))
         state = machine.next_state(state, moves)
         steps += 1
     return {**_outcome(machine, state, ours, steps), "late": 0, "slowest": 0.0,
-            "slowest_move": {}, "presolve": "", "playouts": playouts}
+            "slowest_move": {}, "presolve": "", "playouts": playouts,
+            "opponent_playouts": opponent_playouts}
 
 
 def read_results(path: Path) -> list[dict]:
@@ -230,10 +245,11 @@ def read_results(path: Path) -> list[dict]:
 
 def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
               start_clock: float, play_clock: float, results: Path, resume: bool,
-              corpus: Path, seed: int, playouts: int | None = None) -> int:
+              corpus: Path, seed: int, playouts: int | None = None,
+              opponent_playouts: int | None = None) -> int:
     """Every config on every game, ``matches`` each; with ``playouts``, at that fixed
-    count a move (:func:`play_fixed`; recorded as ``CONFIG/pN``, apart from the clocked
-    matches)."""
+    count a move (:func:`play_fixed`; recorded as :func:`fixed_name`, apart from the
+    clocked matches), uct at ``opponent_playouts`` (default: the same)."""
     from gdl import kernels
     from gdl.machine import load_machine
 
@@ -246,7 +262,8 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
     drop_torn_line(results)
     total = len(games) * len(configs) * matches
     count = len(done)
-    names = [c.name if playouts is None else f"{c.name}/p{playouts}" for c in configs]
+    names = [c.name if playouts is None else fixed_name(c, playouts, opponent_playouts)
+             for c in configs]
     with results.open("a") as out:
         for config, name in zip(configs, names, strict=True):
             for game in games:
@@ -260,8 +277,8 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
                 for i in todo:
                     row = (play_match(text, machine, i % 2, seed + i, start_clock, play_clock,
                                       config.options(seed + i)) if playouts is None else
-                           play_fixed(machine, i % 2, seed + i, config.options(seed + i),
-                                      playouts))
+                           play_fixed(machine, i % 2, seed + i, config, playouts,
+                                      opponent_playouts or playouts))
                     row = {"game": game, "config": name, "match": i, **row}
                     out.write(json.dumps(row) + "\n")
                     out.flush()
@@ -270,6 +287,13 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
                           f"{row['seat']} goals {row['goals']} late {row['late']}", flush=True)
     print_summary(read_results(results), names, games)
     return 0
+
+
+def fixed_name(config: Config, playouts: int, opponent_playouts: int | None) -> str:
+    """A config's record name at fixed playouts: ``CONFIG/pN``, ``CONFIG/pN/oM`` when
+    uct searches M."""
+    other = "" if opponent_playouts in (None, playouts) else f"/o{opponent_playouts}"
+    return f"{config.name}/p{playouts}{other}"
 
 
 def _game_path(corpus: Path, game: str) -> Path:

@@ -125,6 +125,27 @@ def test_fixed_playout_matches_are_recorded_apart(tmp_path: Path,
         main(["--suite", "--playouts", "0", "--results", str(results)])
 
 
+def test_plain_uct_can_take_the_agents_seat_at_other_playouts(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import json
+
+    game, results = _suite_files(tmp_path, "coins", COINS)
+    assert main(["--suite", "--games", str(game), "--playouts", "200", "--opponent-playouts",
+                 "3", "--matches", "4", "--results", str(results), "--configs", "uct"]) == 0
+    rows = [json.loads(line) for line in results.read_text().splitlines()]
+    assert {r["config"] for r in rows} == {"uct/p200/o3"}
+    assert all((r["playouts"], r["opponent_playouts"]) == (200, 3) for r in rows)
+    # uct at 200 playouts finds the first seat's win (take 1) whenever it has that seat
+    assert [r["goals"] for r in rows if r["seat"] == 0] == [[100, 0]] * 2
+    capsys.readouterr()
+    assert main(["--suite", "--summary", "--results", str(results), "--playouts", "200",
+                 "--opponent-playouts", "3", "--configs", "uct"]) == 0
+    assert "config uct/p200/o3" in capsys.readouterr().out
+    for refused in (["--configs", "uct"], ["--opponent-playouts", "3"]):
+        with pytest.raises(SystemExit):
+            main(["--suite", "--results", str(results), *refused])
+
+
 def test_suite_configs_name_their_settings_and_pass_them_to_the_agent() -> None:
     from agent.strength_suite import Config
 
