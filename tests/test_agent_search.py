@@ -130,6 +130,29 @@ def test_mast_prefers_the_moves_that_won(picks, batched: bool, gibbs: bool) -> N
     assert first
 
 
+def test_a_cached_gibbs_distribution_follows_what_mast_learns(picks) -> None:
+    import agent.playouts as playouts_module
+
+    policy = PlayoutPolicy(mast=True, temperature=0.1)
+    playouts = make_playouts(picks, policy, (), random.Random(3), batched=False)
+    legal = picks.legal_moves(picks.initial_state(), 0)
+    a, b = picks.parse_move("a", 0), picks.parse_move("b", 0)
+    draws = [playouts._gibbs_move(0, legal) for _ in range(400)]
+    assert 150 < draws.count(a) < 250   # nothing learned: uniform, from the cache
+    assert playouts._gibbs_hits == 399
+    # b lost and a won: the cached draw keeps the old weights for at most
+    # GIBBS_REFRESH learned playouts, then a comes e^10 times as often as b
+    for _ in range(playouts_module.GIBBS_REFRESH):
+        playouts.mast.learn({(0, a)}, [1.0])
+        playouts.mast.learn({(0, b)}, [0.0])
+    assert sum(playouts._gibbs_move(0, legal) == a for _ in range(400)) > 390
+    # legal moves that never come back as the same tuple: the cache is dropped
+    fresh = make_playouts(picks, policy, (), random.Random(3), batched=False)
+    for _ in range(playouts_module.GIBBS_CACHE):
+        fresh._gibbs_move(0, list(legal))
+    assert fresh._gibbs is None and fresh._gibbs_move(0, legal) in legal
+
+
 def test_batched_playouts_agree_with_the_engine(tictactoe) -> None:
     # x to move with one empty cell left: the playout's result is the engine's
     moves = ["(mark 1 1)", "(mark 1 2)", "(mark 1 3)", "(mark 2 2)", "(mark 2 1)",
