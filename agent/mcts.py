@@ -231,7 +231,10 @@ class AgentSearch(MCTS):
         """``size`` descents, their playouts at once, the backups; the playouts done."""
         descents = [self._descend(state, root) for _ in range(size)]
         leaves = [d for d in descents if d[2] is None]
-        outcomes = self.playouts.run([d[1] for d in leaves], deadline) if leaves else []
+        # a leaf in the table was expanded: not terminal (terminal nodes are exact)
+        table = self._table
+        outcomes = self.playouts.run([d[1] for d in leaves], deadline,
+                                     all(d[1] in table for d in leaves)) if leaves else []
         if outcomes is None:   # out of time: take the virtual losses back
             for path, _, _ in descents:
                 self._undo(path)
@@ -261,8 +264,8 @@ class AgentSearch(MCTS):
             node.count += 1
             for r in node.shape.choosers:
                 node.visits[r][joint[r]] += 1
-            state = self._child_state(state, node, joint)
-            child = self._enter(state, on_path)
+            parent, state = state, self._child_state(state, node, joint)
+            child = self._enter(state, on_path, parent)
             if child is None:
                 return path, state, None
             on_path.add(state)

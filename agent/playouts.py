@@ -146,11 +146,13 @@ class ScalarPlayouts:
         self._gibbs: list[dict] | None = [{} for _ in machine.roles]
         self._gibbs_draws = self._gibbs_hits = 0
 
-    def run(self, states: Sequence[Hashable], deadline: float | None) -> list[Outcome] | None:
-        """The outcome of a playout from each state; None when the deadline passed."""
+    def run(self, states: Sequence[Hashable], deadline: float | None,
+            live: bool = False) -> list[Outcome] | None:
+        """The outcome of a playout from each state; None when the deadline passed.
+        ``live``: the states are known not to be terminal (the search expanded them)."""
         out = []
         for state in states:
-            outcome = self._one(state, deadline)
+            outcome = self._one(state, deadline, live)
             if outcome is None:
                 return None
             if self.policy.mast:
@@ -165,13 +167,13 @@ class ScalarPlayouts:
     def mast_value(self, role: int, move: Hashable) -> float:
         return self.mast.value(role, move)
 
-    def _one(self, state: Hashable, deadline: float | None) -> Outcome | None:
+    def _one(self, state: Hashable, deadline: float | None, live: bool) -> Outcome | None:
         machine, rng, policy = self.machine, self.rng, self.policy
         played: Played = set()
         greedy = policy.mast
         limit = policy.cutoff or MAX_STEPS
         try:
-            terminal = machine.is_terminal(state)
+            terminal = not live and machine.is_terminal(state)
             for step in range(limit + 1):
                 if terminal:
                     return _scaled(machine.goals(state)), played
@@ -298,9 +300,10 @@ class BatchPlayouts:
         """The most playouts one call may run."""
         return self.batch.state_chunk
 
-    def run(self, states: Sequence[int], deadline: float | None) -> list[Outcome] | None:
+    def run(self, states: Sequence[int], deadline: float | None,
+            live: bool = False) -> list[Outcome] | None:
         if len(states) < MIN_BATCH:
-            return self.single.run(states, deadline)
+            return self.single.run(states, deadline, live)
         from gdl.batch_machine import pack_ints
 
         bm, policy = self.batch, self.policy

@@ -208,7 +208,8 @@ class MCTS:
             node.children[joint] = child_state
         return child_state
 
-    def _enter(self, state: Hashable, on_path: set) -> _Node | None:
+    def _enter(self, state: Hashable, on_path: set, parent: Hashable | None = None
+               ) -> _Node | None:
         """The node a descent goes on from at ``state``, or None where it stops for a
         playout: a new state (expanded when the table has room) or one this descent
         has been through (states repeat in some games: the descent would go round
@@ -216,16 +217,20 @@ class MCTS:
         child = self._table.get(state)
         if child is None or state in on_path:
             if child is None:
-                child = self._expand(state)
+                child = self._expand(state, parent=parent)
             if child is None or child.exact is None:
                 return None
         return child
 
-    def _expand(self, state: Hashable, force: bool = False) -> _Node | None:
+    def _expand(self, state: Hashable, force: bool = False, parent: Hashable | None = None
+                ) -> _Node | None:
+        """The new node of ``state`` (None when the table is full); ``parent``, a
+        non-terminal state it follows, lets :meth:`terminal_after` test only what the
+        move changed."""
         if not force and len(self._table) >= self.config.max_nodes:
             return None
         game = self.game
-        if game.is_terminal(state):
+        if (game.is_terminal(state) if parent is None else game.terminal_after(parent, state)):
             node = _Node([], NodeShape((), (), ()), self._n_roles,
                          ExactValue(safe_goals(game, state)), True)
         else:
