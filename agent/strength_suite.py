@@ -261,9 +261,10 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
     paths = {g: _game_path(corpus, g) for g in games}
     drop_torn_line(results)
     total = len(games) * len(configs) * matches
-    count = len(done)
     names = [c.name if playouts is None else fixed_name(c, playouts, opponent_playouts)
              for c in configs]
+    # the progress counts this run's matches (the file may hold other configs' too)
+    count = sum((g, n, i) in done for g in games for n in names for i in range(matches))
     with results.open("a") as out:
         for config, name in zip(configs, names, strict=True):
             for game in games:
