@@ -360,7 +360,8 @@ def print_rates(games: Sequence[str], corpus: Path, seconds: float,
                 enhancements: Sequence[str] = DEFAULT_ENHANCEMENTS) -> int:
     """Playouts per CPU second, one game after the other in one run: the searches
     from the initial state (plain ``uct``; the agent with ``enhancements``, one
-    playout at a time; the same with ``batch``), and playouts alone (uniform, from the initial
+    playout at a time; the same with ``batch``; each with the cyclic collector off,
+    as in a match), and playouts alone (uniform, from the initial
     state: the engine one at a time, as ``uct`` plays them, against rounds of
     ``BATCH_PLAYOUTS`` over the bit-vector engine)."""
     from gdl import kernels
@@ -380,9 +381,14 @@ def print_rates(games: Sequence[str], corpus: Path, seconds: float,
                 ("agent", AgentSearch(machine, AgentConfig(enhancements=single))),
                 ("batched", AgentSearch(machine, AgentConfig(enhancements=(*single, "batch"))))):
             search.search(state, playouts=100)   # warm the engine's caches
-            cpu = time.process_time()
-            result = search.search(state, deadline=time.monotonic() + seconds)
-            rates[name] = result.playouts / max(1e-9, time.process_time() - cpu)
+            gc.disable()   # as in a match (play_match): no cyclic collection on a clock
+            try:
+                cpu = time.process_time()
+                result = search.search(state, deadline=time.monotonic() + seconds)
+                rates[name] = result.playouts / max(1e-9, time.process_time() - cpu)
+            finally:
+                gc.enable()
+                gc.collect()
         for name, batched in (("single", False), ("batch", True)):
             playouts = make_playouts(machine, PlayoutPolicy(), (), random.Random(0), batched)
             size = BATCH_PLAYOUTS if batched else 1
@@ -391,7 +397,8 @@ def print_rates(games: Sequence[str], corpus: Path, seconds: float,
                 done += len(playouts.run([state] * size, None) or ())
             rates[name] = done / max(1e-9, time.process_time() - cpu)
         print(f"  {game:24s} {machine.engine_name:8s} search: uct {rates['uct']:6.0f}  agent "
-              f"{rates['agent']:6.0f}  agent+batch {rates['batched']:6.0f}  ({rates['agent'] / rates['uct']:.2f}x)"
+              f"{rates['agent']:6.0f} ({rates['agent'] / rates['uct']:.2f}x)  agent+batch "
+              f"{rates['batched']:6.0f} ({rates['batched'] / rates['uct']:.2f}x)"
               f"   playouts alone: single {rates['single']:6.0f}  batched {rates['batch']:6.0f}  "
               f"({rates['batch'] / rates['single']:.2f}x)", flush=True)
     return 0
