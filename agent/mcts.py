@@ -67,8 +67,12 @@ from solvers.search.exact import exact_backup
 # against 67.5% at a 0.5 s clock (20 each); off (docs/agent.md has the figures).
 # "ponder" (agent.worker.GdlBrain): a forced move (one legal move) still searches until
 # its answer is due, so turn-based games get the opponent's think time too.
+# "leaf": leaf parallelism over the batched engine: a round's descents (32, with virtual
+# loss) each get 4 playouts at once and back up their mean as one visit; a batched
+# playout costs a sixth of a single one (connectFour), so a leaf's value is sampled 4
+# times for about the price of one descent with one playout.
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
-                "ponder", "decisive")
+                "ponder", "decisive", "leaf")
 DEFAULT_ENHANCEMENTS = ("mast", "gibbs", "solver", "reuse", "timing", "ponder")
 SIMULTANEOUS = ("duct", "rm", "exp3")
 CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
@@ -103,6 +107,10 @@ class AgentConfig:
     rm_gamma: float = 0.1         # exploration mixed into RM and EXP3
     batch: int = 128              # leaves per round with batched playouts (measured: 2-3x the
     #                               playouts/s of one at a time on connectFour, breakthrough)
+    leaf_round: int = 32          # "leaf": descents a round (connectFour, descents/s with
+    #                               playouts each: 16 x 8 1,960, 32 x 4 3,566, 64 x 2 6,240;
+    #                               one at a time 6,829)
+    leaf_playouts: int = 4        # "leaf": playouts of each leaf
     mast_epsilon: float = 0.4
     mast_temperature: float = 0.1  # "gibbs" (CadiaPlayer's 10 on goals 0-100)
     grave_ref: int = 50
@@ -139,9 +147,12 @@ class AgentSearch(MCTS):
                                cutoff=config.cutoff if config.on("cutoff") else 0,
                                record=self.grave, decisive=config.on("decisive"))
         self.playouts = make_playouts(machine, policy, self.chance_roles, self._rng,
-                                      batched=config.on("batch"))
-        self.round_size = (min(config.batch, self.playouts.chunk)
-                           if hasattr(self.playouts, "chunk") else 1)
+                                      batched=config.on("batch") or config.on("leaf"))
+        chunk = getattr(self.playouts, "chunk", None)
+        self.leaf = config.leaf_playouts if config.on("leaf") and chunk else 1
+        self.round_size = (1 if chunk is None else
+                           min(config.leaf_round, chunk // self.leaf) if self.leaf > 1 else
+                           min(config.batch, chunk))
         # AMAF statistics per state: (role, move) -> [reward sum, count]
         self._amaf: dict[Hashable, dict[tuple[int, Hashable], list[float]]] = {}
         self._last_root: Hashable | None = None
@@ -232,21 +243,21 @@ class AgentSearch(MCTS):
         descents = [self._descend(state, root) for _ in range(size)]
         leaves = [d for d in descents if d[2] is None]
         # a leaf in the table was expanded: not terminal (terminal nodes are exact)
-        table = self._table
-        outcomes = self.playouts.run([d[1] for d in leaves], deadline,
+        table, k = self._table, self.leaf
+        outcomes = self.playouts.run([d[1] for d in leaves for _ in range(k)], deadline,
                                      all(d[1] in table for d in leaves)) if leaves else []
         if outcomes is None:   # out of time: take the virtual losses back
             for path, _, _ in descents:
                 self._undo(path)
             return 0
-        results = iter(outcomes)
+        results = iter(outcomes if k == 1 else _means(outcomes, k))
         for path, _, settled in descents:
             if settled is not None:
                 self._back(path, settled, set(), True)
             else:
                 reward, played = next(results)
                 self._back(path, reward, played, False)
-        return size
+        return size - len(leaves) + k * len(leaves)
 
     def _descend(self, state: Hashable, node) -> tuple[list[Step], Hashable, list | None]:
         """One descent with virtual loss: the path, the leaf state and, when the
@@ -381,3 +392,13 @@ class AgentSearch(MCTS):
             for r in node.shape.choosers:
                 node.visits[r][joint[r]] -= 1
 
+
+def _means(outcomes: list, k: int) -> list:
+    """``leaf``: each run of ``k`` outcomes (one leaf's playouts) as one, the mean
+    reward and the moves any of them played."""
+    merged = []
+    for i in range(0, len(outcomes), k):
+        group = outcomes[i:i + k]
+        reward = [sum(r[j] for r, _ in group) / k for j in range(len(group[0][0]))]
+        merged.append((reward, set().union(*(played for _, played in group))))
+    return merged

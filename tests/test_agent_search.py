@@ -169,7 +169,8 @@ def test_batched_playouts_agree_with_the_engine(tictactoe) -> None:
     assert len({m for r, m in played if r == 0}) >= 3   # x marked at least 3 cells
 
 
-@pytest.mark.parametrize("enhancements", ["default", "default,grave", "none,solver"])
+@pytest.mark.parametrize("enhancements", ["default", "default,grave", "none,solver",
+                                          "none,solver,leaf"])
 def test_the_solver_marks_proven_nodes_with_their_exact_values(tictactoe, enhancements) -> None:
     # x holds 1 1 and 2 2, o holds 1 2 and 3 3... x to move: a fork wins (value 100)
     state = play(tictactoe, ["(mark 1 1)", "(mark 1 2)", "(mark 2 2)", "(mark 3 3)"])
@@ -187,6 +188,21 @@ def test_the_solver_marks_proven_nodes_with_their_exact_values(tictactoe, enhanc
     # the proven move is a winning one: (mark 2 1) and (mark 3 1) fork
     best = result.best_move(0)
     assert tictactoe.move_to_kif(best) in ("(mark 2 1)", "(mark 3 1)")
+
+
+def test_leaf_parallel_rounds_back_up_the_mean_of_each_leafs_playouts(tictactoe) -> None:
+    from agent.mcts import _means
+
+    a, b = {(0, 1)}, {(0, 2)}
+    assert _means([([1.0, 0.0], a), ([0.0, 1.0], b), ([0.5, 0.5], a), ([0.5, 0.5], b)], 2) \
+        == [([0.5, 0.5], a | b), ([0.5, 0.5], a | b)]
+    search = AgentSearch(tictactoe, AgentConfig(enhancements=parse_enhancements("none,leaf"),
+                                                seed=4))
+    assert (search.leaf, search.round_size) == (4, 32)
+    result = search.search(tictactoe.initial_state(), playouts=4_000)
+    # playouts are counted one by one; each descent is one visit of the root
+    root = search._table[tictactoe.initial_state()]
+    assert result.playouts >= 4_000 and root.count < result.playouts / 2
 
 
 def test_a_proven_loss_plays_the_most_visited_move_not_the_first(tictactoe) -> None:
