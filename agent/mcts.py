@@ -71,9 +71,13 @@ from solvers.search.exact import exact_backup
 # loss) each get 4 playouts at once and back up their mean as one visit; a batched
 # playout costs a sixth of a single one (connectFour), so a leaf's value is sampled 4
 # times for about the price of one descent with one playout.
+# "mastcost" (agent.worker.GdlBrain.metagame): on the start clock the search runs with
+# and without MAST from the initial state; MAST is dropped for the match when it
+# costs over a fifth of the playouts (pentagoSuicide: a Gibbs draw over 15-36 moves,
+# 0.69x; the connectFour family 0.8-0.9x; knightThrough 2.6x, its playouts shorter).
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
-                "ponder", "decisive", "leaf")
-DEFAULT_ENHANCEMENTS = ("mast", "gibbs", "solver", "reuse", "timing", "ponder")
+                "ponder", "decisive", "leaf", "mastcost")
+DEFAULT_ENHANCEMENTS = ("mast", "gibbs", "solver", "reuse", "timing", "ponder", "mastcost")
 SIMULTANEOUS = ("duct", "rm", "exp3")
 CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
 

@@ -58,6 +58,9 @@ TRAP_SLIP = 0.2
 # A batched expansion stops between chunks only: one chunk (or loading its compiled
 # kernels) took 1.3-1.4 s on breakthroughSuicideSmall with a 0.07 s budget (1 s clock).
 DAG_ENDGAME_SECONDS = 0.5
+MAST_TRIAL = 0.3   # "mastcost": seconds of search with MAST and as long without it
+MAST_KEEP = 0.8    # "mastcost": MAST stays when it keeps this share of the playouts
+MAST_SLICES = 4    # "mastcost": each trial's time in this many slices, the two alternating
 KERNEL_CLOCK = 8.0  # start clock (s) from which batched playouts load compiled kernels
 
 
@@ -131,11 +134,7 @@ class GdlBrain:
         self.state = self.machine.initial_state()
         self.step = 0
         self.rng = random.Random(options.seed)
-        self.search = AgentSearch(self.machine, AgentConfig(
-            enhancements=options.enhancements, simultaneous=options.simultaneous,
-            exploration=options.exploration, mast_epsilon=options.mast_epsilon,
-            mast_temperature=options.mast_temperature,
-            max_nodes=options.max_nodes, seed=options.seed), chance_roles=self.chance)
+        self.search = self._new_search(options.enhancements)
         self.exact: dict[Hashable, np.ndarray] = {}
         self.trap_memo: dict[Hashable, float] = {}  # see _trap_values
         self.exact_possible = True
@@ -150,6 +149,14 @@ class GdlBrain:
             self.solution = find_solution(options.solutions, spec.text)
             if hasattr(self.solution, "bind"):   # a compact file: by int state if it can
                 self.solution.bind(self.machine)
+
+    def _new_search(self, enhancements: tuple[str, ...]) -> AgentSearch:
+        options = self.options
+        return AgentSearch(self.machine, AgentConfig(
+            enhancements=enhancements, simultaneous=options.simultaneous,
+            exploration=options.exploration, mast_epsilon=options.mast_epsilon,
+            mast_temperature=options.mast_temperature,
+            max_nodes=options.max_nodes, seed=options.seed), chance_roles=self.chance)
 
     # -- the match ----------------------------------------------------------------
 
@@ -179,10 +186,39 @@ class GdlBrain:
                 info["presolve"] += "; " + (solved if isinstance(solved, str) else (
                     f"solved: value {solved.exact.value.tolist()}, {solved.nodes} nodes"))
         if not self.machine.is_terminal(self.state) and time.monotonic() < until:
+            if self.search.agent.on("mastcost") and self.search.agent.on("mast") \
+                    and self.solution is None and until - time.monotonic() > 2.5 * MAST_TRIAL:
+                info["mast"] = self._mast_trial()
             result = self.search.search(self.state, deadline=until)
             info["playouts"] = result.playouts
         info["time"] = round(time.monotonic() - started, 3)
         return info
+
+    def _mast_trial(self) -> str:
+        """``mastcost``: playouts per CPU second of the search from the initial state
+        with and without MAST, ``MAST_TRIAL`` seconds each (fresh trees, off the
+        match's own); MAST is dropped when it keeps under ``MAST_KEEP`` of them.
+        The rate counts what MAST costs a step and what it changes in playout
+        length (MAST's playouts end 2.6x sooner in knightThrough)."""
+        without = tuple(e for e in self.search.agent.enhancements if e != "mast")
+        # the engine's lazy parts (the terminal test's delta form, next-state functions
+        # of joint moves, caches) are built on the match's own search first, so
+        # neither trial pays for them; then the two alternate in short slices
+        self.search.search(self.state, deadline=time.monotonic() + MAST_TRIAL / 3)
+        trials = (self._new_search(self.search.agent.enhancements), self._new_search(without))
+        playouts, cpu = [0, 0], [0.0, 0.0]
+        for k in range(2 * MAST_SLICES):
+            started = time.process_time()
+            result = trials[k % 2].search(
+                self.state, deadline=time.monotonic() + MAST_TRIAL / MAST_SLICES)
+            playouts[k % 2] += result.playouts
+            cpu[k % 2] += time.process_time() - started
+        rates = [p / max(1e-9, c) for p, c in zip(playouts, cpu, strict=True)]
+        ratio = rates[0] / max(1e-9, rates[1])
+        if ratio >= MAST_KEEP:
+            return f"on: {ratio:.2f}x the playouts of uniform ones"
+        self.search = self._new_search(without)
+        return f"off: {ratio:.2f}x the playouts of uniform ones"
 
     def _baseline_presolve(self, until: float, deadline: float) -> str:
         """The thesis' baseline on the whole state DAG, as ``ggp solve`` (the scale
