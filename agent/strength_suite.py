@@ -10,7 +10,8 @@ One match at a time, in this process (the players think one after the other).
 Every finished match is appended to the results file as one JSON line (``game``,
 ``config``, ``match``, ``seat``, ``goals``, ``share``, ``steps``, ``late``,
 ``slowest`` (the longest answer time / play clock), ``slowest_move`` (the agent's
-decision record of that move), ``presolve``), flushed at once; ``--resume`` skips the matches the file
+decision record of that move), ``presolve``, ``mast`` (``mastcost``'s decision)),
+flushed at once; ``--resume`` skips the matches the file
 already has, so a run of hours survives interruptions. The summary is read back
 from the file: per game and configuration the agent's share of the points (%) with
 a 95% confidence interval (Student t over the matches), the overall mean, and the
@@ -180,7 +181,7 @@ def _play(text: str, machine, ours: int, seed: int, start_clock: float,
         gc.collect(1)
     return {**_outcome(machine, state, ours, steps), "late": late,
             "slowest": round(slowest, 3), "slowest_move": slowest_move,
-            "presolve": info.get("presolve", "")}
+            "presolve": info.get("presolve", ""), "mast": info.get("mast", "")}
 
 
 def _outcome(machine, state, ours: int, steps: int) -> dict:
