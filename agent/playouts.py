@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 import time
 from bisect import bisect_right
 from collections.abc import Hashable, Sequence
@@ -76,6 +77,11 @@ class MastTable:
         stats = self.stats.get((role, move))
         return stats[0] / stats[1] if stats else NEUTRAL
 
+    def spread(self, seen: int) -> float:
+        """The standard deviation of the values of the moves seen ``seen`` times or
+        more, less their sampling noise (0 when fewer than two are seen)."""
+        return _spread([(s / n, n) for s, n in self.stats.values() if n >= seen])
+
     def learn(self, played: Played, reward: Sequence[float]) -> None:
         stats, weights, scale = self.stats, self.weights, self.scale
         self.learned += 1
@@ -111,6 +117,13 @@ class ArrayMast:
     def values(self) -> np.ndarray:
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(self.counts > 0, self.sums / self.counts, NEUTRAL)
+
+    def spread(self, seen: int) -> float:
+        """As :meth:`MastTable.spread`."""
+        known = self.counts >= seen
+        counts = self.counts[known]
+        return _spread(list(zip((self.sums[known] / counts).tolist(), counts.tolist(),
+                                strict=True)))
 
     def weight(self, role: int, move: int, temperature: float) -> float:
         return math.exp(self.value(role, move) / temperature)
@@ -257,6 +270,17 @@ class ScalarPlayouts:
             get, neutral = mast.weights.get(role, {}).get, mast.neutral_weight
             return list(accumulate(get(m, neutral) for m in legal))
         return list(accumulate(mast.weight(role, m, self.policy.temperature) for m in legal))
+
+
+def _spread(seen: list[tuple[float, float]]) -> float:
+    """The standard deviation of the values ``(mean, count)``, less the part their
+    sampling noise explains (a mean of n rewards in [0, 1] varies by at most
+    v (1 - v) / n)."""
+    if len(seen) < 2:
+        return 0.0
+    values = [v for v, _ in seen]
+    noise = sum(v * (1.0 - v) / n for v, n in seen) / len(seen)
+    return math.sqrt(max(0.0, statistics.pvariance(values) - noise))
 
 
 def _scaled(goals: Sequence[float]) -> list[float]:

@@ -61,6 +61,13 @@ DAG_ENDGAME_SECONDS = 0.5
 MAST_TRIAL = 0.3   # "mastcost": seconds of search with MAST and as long without it
 MAST_KEEP = 0.8    # "mastcost": MAST stays when it keeps this share of the playouts
 MAST_SLICES = 4    # "mastcost": each trial's time in this many slices, the two alternating
+# "mastcost": MAST stays when its move values (those seen MAST_SEEN times or more)
+# spread this much: standard deviation less sampling noise, after the trial. Measured
+# at a 4.5 s start clock: breakthroughSuicideSmall 0.21-0.26, knightThrough 0.20; all
+# the others under 0.09 (nineBoardTicTacToe 0.08, connectFour 0.07, pentagoSuicide
+# 0.04-0.06, dualConnect4 0.05, connectFourSimultaneous and doubletictactoe 0.03)
+MAST_FLAT = 0.15
+MAST_SEEN = 5
 KERNEL_CLOCK = 8.0  # start clock (s) from which batched playouts load compiled kernels
 
 
@@ -197,9 +204,11 @@ class GdlBrain:
     def _mast_trial(self) -> str:
         """``mastcost``: playouts per CPU second of the search from the initial state
         with and without MAST, ``MAST_TRIAL`` seconds each (fresh trees, off the
-        match's own); MAST is dropped when it keeps under ``MAST_KEEP`` of them.
-        The rate counts what MAST costs a step and what it changes in playout
-        length (MAST's playouts end 2.6x sooner in knightThrough)."""
+        match's own); MAST is dropped when it keeps under ``MAST_KEEP`` of them
+        and its move values are flat (standard deviation under ``MAST_FLAT``:
+        Gibbs draws over values that close are near uniform ones, at a higher
+        price). The rate counts what MAST costs a step and what it changes in
+        playout length (MAST's playouts end 2.6x sooner in knightThrough)."""
         without = tuple(e for e in self.search.agent.enhancements if e != "mast")
         # the engine's lazy parts (the terminal test's delta form, next-state functions
         # of joint moves, caches) are built on the match's own search first, so
@@ -215,10 +224,13 @@ class GdlBrain:
             cpu[k % 2] += time.process_time() - started
         rates = [p / max(1e-9, c) for p, c in zip(playouts, cpu, strict=True)]
         ratio = rates[0] / max(1e-9, rates[1])
-        if ratio >= MAST_KEEP:
-            return f"on: {ratio:.2f}x the playouts of uniform ones"
+        spread = trials[0].playouts.mast.spread(MAST_SEEN)
+        verdict = (f"{ratio:.2f}x the playouts of uniform ones, values spread "
+                   f"{spread:.3f}")
+        if ratio >= MAST_KEEP or spread >= MAST_FLAT:
+            return "on: " + verdict
         self.search = self._new_search(without)
-        return f"off: {ratio:.2f}x the playouts of uniform ones"
+        return "off: " + verdict
 
     def _baseline_presolve(self, until: float, deadline: float) -> str:
         """The thesis' baseline on the whole state DAG, as ``ggp solve`` (the scale

@@ -1,5 +1,6 @@
-"""``mastcost``: on the start clock the agent drops MAST where it costs over a fifth
-of the playouts, and keeps it where it pays for itself in speed."""
+"""``mastcost``: on the start clock the agent drops MAST where it costs over a fifth of
+the playouts and its move values are flat, and keeps it where it pays for itself in
+speed or in what it knows."""
 
 from __future__ import annotations
 
@@ -24,12 +25,14 @@ PICKS = ("(role p) (init (step 0)) "
 
 
 def _metagame(text: str, role: str) -> tuple[GdlBrain, dict]:
-    brain = GdlBrain(GameSpec("gdl", text), role, BrainOptions(seed=1),
+    options = BrainOptions(seed=1)
+    brain = GdlBrain(GameSpec("gdl", text), role, options,
                      until=time.monotonic() + 30)
     return brain, brain.metagame(time.monotonic() + 4.5)   # the suite's start clock
 
 
-def test_mast_is_dropped_where_its_draws_cost_over_a_fifth_of_the_playouts() -> None:
+def test_mast_is_dropped_where_its_draws_cost_over_a_fifth_and_it_knows_little() -> None:
+    # one move of 120 wins; the rest are alike: the values hardly spread
     brain, info = _metagame(PICKS, "p")
     assert info["mast"].startswith("off: ")
     assert float(info["mast"].split()[1].rstrip("x")) < 0.8
@@ -44,6 +47,37 @@ def test_mast_stays_where_it_shortens_the_playouts() -> None:
     assert info["mast"].startswith("on: ")
     assert float(info["mast"].split()[1].rstrip("x")) > 1.0
     assert brain.search.agent.on("mast")
+
+
+def test_mast_stays_where_its_values_spread_however_slow() -> None:
+    # breakthroughSuicideSmall: MAST keeps ~0.6x the playouts, but its move values
+    # spread ~0.45 (uniform playouts there mislead)
+    text = shared_path("gdl-corpus", "repository", "breakthroughSuicideSmall.kif").read_text()
+    brain, info = _metagame(text, "white")
+    assert info["mast"].startswith("on: ") and float(info["mast"].split()[-1]) > 0.15
+    assert brain.search.agent.on("mast")
+
+
+def test_mast_values_spread_less_their_sampling_noise() -> None:
+    import numpy as np
+
+    from agent.playouts import ArrayMast, MastTable
+
+    table = MastTable(0.1)
+    for move, wins in ((1, 5), (2, 6), (3, 4)):   # about 0.5 each, 10 tries: noise only
+        for k in range(10):
+            table.learn({(0, move)}, [1.0 if k < wins else 0.0])
+    assert table.spread(10) == 0.0 and table.spread(11) == 0.0
+    for _ in range(100):   # a move that always won, one that always lost
+        table.learn({(0, 4)}, [1.0])
+        table.learn({(0, 5)}, [0.0])
+    assert table.spread(20) == 0.5   # values 1 and 0, no noise
+    assert 0.25 < table.spread(10) < 0.35   # sqrt(0.104 - 0.0146) with the three above
+    columns = ArrayMast(np.zeros(2, dtype=int))   # the batched playouts' table
+    for _ in range(30):
+        columns.learn({(0, 1 << 0)}, [1.0])
+        columns.learn({(0, 1 << 1)}, [0.0])
+    assert columns.spread(20) == 0.5 and columns.spread(31) == 0.0
 
 
 def test_without_mastcost_there_is_no_trial() -> None:
