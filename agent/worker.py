@@ -33,6 +33,7 @@ Choosing a GDL move (:class:`GdlBrain`):
 from __future__ import annotations
 
 import functools
+import gc
 import logging
 import random
 import resource
@@ -216,12 +217,18 @@ class GdlBrain:
         self.search.search(self.state, deadline=time.monotonic() + MAST_TRIAL / 3)
         trials = (self._new_search(self.search.agent.enhancements), self._new_search(without))
         playouts, cpu = [0, 0], [0.0, 0.0]
-        for k in range(2 * MAST_SLICES):
-            started = time.process_time()
-            result = trials[k % 2].search(
-                self.state, deadline=time.monotonic() + MAST_TRIAL / MAST_SLICES)
-            playouts[k % 2] += result.playouts
-            cpu[k % 2] += time.process_time() - started
+        collecting = gc.isenabled()
+        gc.disable()   # a collection's pause would land on one trial's clock
+        try:
+            for k in range(2 * MAST_SLICES):
+                started = time.process_time()
+                result = trials[k % 2].search(
+                    self.state, deadline=time.monotonic() + MAST_TRIAL / MAST_SLICES)
+                playouts[k % 2] += result.playouts
+                cpu[k % 2] += time.process_time() - started
+        finally:
+            if collecting:
+                gc.enable()
         rates = [p / max(1e-9, c) for p, c in zip(playouts, cpu, strict=True)]
         ratio = rates[0] / max(1e-9, rates[1])
         spread = trials[0].playouts.mast.spread(MAST_SEEN)
