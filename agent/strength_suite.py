@@ -209,11 +209,10 @@ def play_fixed(machine, ours: int, seed: int, config: Config, playouts: int,
 
     chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
     options = config.options(seed)
-    agent = (None if config.name == PLAIN else AgentSearch(machine, AgentConfig(
-        enhancements=options.enhancements, simultaneous=options.simultaneous,
-        exploration=options.exploration, mast_epsilon=options.mast_epsilon,
-        mast_temperature=options.mast_temperature, seed=seed), chance_roles=chance))
-    plain = MCTS(machine, SearchConfig(seed=seed * 31 + ours), chance_roles=chance)
+    agent = (None if config.name == PLAIN else
+             AgentSearch(machine, options.search_config(), chance_roles=chance))
+    plain = (MCTS(machine, SearchConfig(seed=seed * 31 + ours), chance_roles=chance)
+             if agent is None else None)
     others = {r: MCTS(machine, SearchConfig(seed=seed * 31 + r), chance_roles=chance)
               for r in range(len(machine.roles)) if r != ours}
     rng = random.Random(seed)

@@ -96,6 +96,14 @@ class BrainOptions:
     # a fraction of a second, compiling a big game can take seconds.
     compile_seconds: float = 1.0
 
+    def search_config(self, enhancements: tuple[str, ...] | None = None) -> AgentConfig:
+        """The search settings these options give (with other ``enhancements``)."""
+        return AgentConfig(
+            enhancements=self.enhancements if enhancements is None else enhancements,
+            simultaneous=self.simultaneous, exploration=self.exploration,
+            mast_epsilon=self.mast_epsilon, mast_temperature=self.mast_temperature,
+            max_nodes=self.max_nodes, seed=self.seed)
+
 
 @dataclass(frozen=True)
 class GameSpec:
@@ -159,12 +167,8 @@ class GdlBrain:
                 self.solution.bind(self.machine)
 
     def _new_search(self, enhancements: tuple[str, ...]) -> AgentSearch:
-        options = self.options
-        return AgentSearch(self.machine, AgentConfig(
-            enhancements=enhancements, simultaneous=options.simultaneous,
-            exploration=options.exploration, mast_epsilon=options.mast_epsilon,
-            mast_temperature=options.mast_temperature,
-            max_nodes=options.max_nodes, seed=options.seed), chance_roles=self.chance)
+        return AgentSearch(self.machine, self.options.search_config(enhancements),
+                           chance_roles=self.chance)
 
     # -- the match ----------------------------------------------------------------
 
