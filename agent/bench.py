@@ -157,7 +157,8 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--configs", metavar="LIST",
                         help="with --suite: agent configurations separated by ';', each "
                         "an --enhancements list with an optional @duct|@rm|@exp3, then "
-                        "optional settings ,c=C (exploration) ,t=T (MAST temperature): "
+                        "optional settings ,c=C (exploration) ,s=C (exploration at simultaneous "
+                        "nodes) ,t=T (MAST temperature): "
                         "'default;default@duct,c=0.4'; with --playouts, 'uct' seats plain "
                         "uct instead of the agent")
     parser.add_argument("--rates", action="store_true",

@@ -64,6 +64,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--exploration", type=float, default=BrainOptions.exploration,
                         metavar="C", help="UCB1 exploration constant, rewards in [0, 1] "
                         f"(default {BrainOptions.exploration:g})")
+    parser.add_argument("--simultaneous-exploration", type=float, metavar="C",
+                        default=BrainOptions.simultaneous_exploration,
+                        help="UCB1 constant where several roles choose at once "
+                        f"(duct; default {BrainOptions.simultaneous_exploration:g})")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice")
     parser.add_argument("--max-matches", type=int, default=None,
                         help="stop after this many matches (default: run until killed)")
@@ -91,13 +95,15 @@ def main(argv: Sequence[str]) -> int:
         raise GameError("--mast-epsilon must be between 0 and 1")
     if not 0 < args.mast_temperature < math.inf:
         raise GameError("--mast-temperature must be a number > 0")
-    if not 0 <= args.exploration < math.inf:
-        raise GameError("--exploration must be a number >= 0")
+    for flag in ("exploration", "simultaneous_exploration"):
+        if not 0 <= getattr(args, flag) < math.inf:
+            raise GameError(f"--{flag.replace('_', '-')} must be a number >= 0")
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed,
                            solutions=args.solutions, enhancements=enhancements,
                            mast_epsilon=args.mast_epsilon, exploration=args.exploration,
+                           simultaneous_exploration=args.simultaneous_exploration,
                            mast_temperature=args.mast_temperature)
     gamer = Gamer(options)
     previous = signal.signal(signal.SIGINT, _interrupted)

@@ -114,6 +114,8 @@ class AgentConfig:
     enhancements: tuple[str, ...] = DEFAULT_ENHANCEMENTS
     simultaneous: str = "duct"
     exploration: float = 0.7      # UCB1 constant (rewards in [0, 1]), as plain uct
+    # UCB1 constant where several roles choose at once (decoupled UCT)
+    simultaneous_exploration: float = 0.7
     rm_gamma: float = 0.1         # exploration mixed into RM and EXP3
     batch: int = 128              # leaves per round with batched playouts (measured: 2-3x the
     #                               playouts/s of one at a time on connectFour, breakthrough)
@@ -317,7 +319,9 @@ class AgentSearch(MCTS):
             unvisited = [i for i, v in enumerate(visits) if v == 0]
             return unvisited[self._rng.randrange(len(unvisited))]
         totals, moves = node.totals[role], node.moves[role]
-        c, log_n, bias = self.config.exploration, math.log(node.count), self.agent.grave_bias
+        c = (self.agent.simultaneous_exploration if len(node.shape.choosers) > 1
+             else self.config.exploration)
+        log_n, bias = math.log(node.count), self.agent.grave_bias
         best: list[int] = []
         best_score = -math.inf
         for i, v in enumerate(visits):

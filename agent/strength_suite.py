@@ -63,7 +63,7 @@ SUITE = ("connectFour", "knightThrough", "breakthroughSuicideSmall", "sheepAndWo
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus" / "repository"
 ABLATION_EXTRA = ("grave", "cutoff", "decisive", "batch")
 # a config's settings after its policy: key -> BrainOptions field
-SETTINGS = {"c": "exploration", "t": "mast_temperature"}
+SETTINGS = {"c": "exploration", "s": "simultaneous_exploration", "t": "mast_temperature"}
 # the config that seats plain uct in the agent's chair (with --playouts only: uct at
 # more playouts against uct measures what speed alone is worth)
 PLAIN = "uct"
@@ -78,11 +78,11 @@ T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 
 
 @dataclass(frozen=True)
 class Config:
-    """An agent configuration, ``ENHANCEMENTS-LIST[@duct|rm|exp3[,c=C][,t=T]]``, named by
-    its explicit list (``default,no-mast`` is recorded as ``batch,solver,reuse,timing@duct``,
+    """An agent configuration, ``ENHANCEMENTS-LIST[@duct|rm|exp3[,c=C][,s=C][,t=T]]``, named
+    by its explicit list (``default,no-mast`` is recorded as ``batch,solver,reuse,timing@duct``,
     so a later change of the defaults never mixes results); ``c`` is the UCB1
-    exploration constant and ``t`` MAST's Gibbs temperature, named only when they
-    differ from the defaults."""
+    exploration constant, ``s`` the one at simultaneous nodes and ``t`` MAST's Gibbs
+    temperature, named only when they differ from the defaults."""
 
     name: str
 
@@ -104,7 +104,7 @@ class Config:
             except ValueError:
                 value = math.nan
             if key not in SETTINGS or not 0 <= value < math.inf:
-                raise ValueError(f"bad setting {item!r} (c=C or t=T, numbers >= 0)")
+                raise ValueError(f"bad setting {item!r} (c=C, s=C or t=T, numbers >= 0)")
             values[key] = value
         named = "".join(f",{k}={values[k]:g}" for k in SETTINGS
                         if k in values and values[k] != getattr(BrainOptions, SETTINGS[k]))

@@ -82,6 +82,8 @@ class BrainOptions:
     mast_epsilon: float = AgentConfig.mast_epsilon  # share of uniform moves in MAST playouts
     mast_temperature: float = AgentConfig.mast_temperature  # MAST's Gibbs sampling ("gibbs")
     exploration: float = AgentConfig.exploration  # UCB1 constant
+    # UCB1 constant at simultaneous nodes
+    simultaneous_exploration: float = AgentConfig.simultaneous_exploration
     seed: int = 0
     max_nodes: int = 300_000  # search tree budget
     presolve_nodes: int = 400_000  # exact table budget (memory: ~1 KB a node)
@@ -101,6 +103,7 @@ class BrainOptions:
         return AgentConfig(
             enhancements=self.enhancements if enhancements is None else enhancements,
             simultaneous=self.simultaneous, exploration=self.exploration,
+            simultaneous_exploration=self.simultaneous_exploration,
             mast_epsilon=self.mast_epsilon, mast_temperature=self.mast_temperature,
             max_nodes=self.max_nodes, seed=self.seed)
 

@@ -149,10 +149,12 @@ def test_plain_uct_can_take_the_agents_seat_at_other_playouts(
 def test_suite_configs_name_their_settings_and_pass_them_to_the_agent() -> None:
     from agent.strength_suite import Config
 
-    tuned = Config.of("default,no-ponder@duct,c=0.4,t=0.1")
-    assert tuned.name == "mast,gibbs,solver,reuse,timing,mastcost@duct,c=0.4"  # t is the default
+    tuned = Config.of("default,no-ponder@duct,t=0.1,s=0.3,c=0.4")
+    # named in a fixed order; t is the default
+    assert tuned.name == "mast,gibbs,solver,reuse,timing,mastcost@duct,c=0.4,s=0.3"
     options = tuned.options(seed=5)
-    assert (options.exploration, options.mast_temperature, options.seed) == (0.4, 0.1, 5)
+    assert (options.exploration, options.simultaneous_exploration, options.mast_temperature,
+            options.seed) == (0.4, 0.3, 0.1, 5)
     assert "ponder" not in options.enhancements
     assert Config.of("none").options(0).exploration == 0.7
     for bad in ("none@duct,q=1", "none@duct,c=-1", "none@duct,c=x", "none@fast"):

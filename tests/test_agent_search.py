@@ -268,6 +268,33 @@ def test_exp3_and_rm_play_matching_pennies_evenly() -> None:
         assert list(result.strategy[0]) == pytest.approx([0.5, 0.5], abs=0.1), policy
 
 
+# Both roles choose at once, each for itself: x is worth 60 to its player, y 40.
+TWO_CHOICES = """
+(role a) (role b) (init s) (opt x) (opt y)
+(<= (legal ?r (play ?o)) (role ?r) (opt ?o))
+(<= (next (chose ?r ?o)) (does ?r (play ?o)))
+(<= (next over) (true s))
+(<= terminal (true over))
+(<= (goal ?r 60) (true (chose ?r x)))
+(<= (goal ?r 40) (true (chose ?r y)))
+"""
+
+
+def test_simultaneous_nodes_explore_by_their_own_constant() -> None:
+    game = load_machine(TWO_CHOICES, engine="compiled")
+    state = game.initial_state()
+    visits = {}
+    for turn_based, simultaneous in ((5.0, 0.0), (0.0, 5.0)):
+        search = AgentSearch(game, AgentConfig(
+            exploration=turn_based, simultaneous_exploration=simultaneous, seed=2,
+            enhancements=parse_enhancements("default,no-solver")))
+        search.search(state, playouts=200)
+        visits[simultaneous] = search._table[state].visits
+    # greedy once both moves were tried: y keeps its one visit (per role)
+    assert [visits[0.0][r][1] for r in (0, 1)] == [1, 1]
+    # C = 5 against a 0.2 gap in mean: y gets a good share
+    assert all(visits[5.0][r][1] > 50 for r in (0, 1))
+
 
 def test_timing_stops_a_clear_decision_and_goes_on_with_a_critical_one(tictactoe) -> None:
     # a won position: the two winning moves lead and are worth the same, so the
