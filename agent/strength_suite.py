@@ -16,8 +16,8 @@ already has, so a run of hours survives interruptions. The summary is read back
 from the file: per game and configuration the agent's share of the points (%) with
 a 95% confidence interval (Student t over the matches), the overall mean, and the
 mean over the games not decided by their value (:func:`decided`: solved by the
-agent on its start clock, or every match ending alike by seat: there both players
-find the forced line and the seat, not the player, decides).
+agent on its start clock or offline, or every match ending alike by seat: there both
+players find the forced line and the seat, not the player, decides).
 
 ``--ablation`` runs, after the full agent, each default enhancement switched off in
 turn (and the optional ones switched on) on the same games and seeds.
@@ -70,6 +70,12 @@ PLAIN = "uct"
 # A match still running after this many steps is cut off as a draw: dualConnect4 lets
 # both roles noop for ever, and the agent and uct did (1,181 steps before it was seen)
 MAX_MATCH_STEPS = 400
+# Games of the suite solved offline (too big for a start clock's solve): a draw by its
+# value is decided as ticTacToe is, and scores above 50 are the opponent's mistakes.
+# doubletictactoe: `ggp solve doubletictactoe.kif --solver doab --max-states 15000000`
+# (2026-11-25): 7,664,570 states, value 50 / 50, certificate max gain 0; the agent
+# drew 47 and won 7 by 75 / 25 (one board) of its 54 matches at a 1 s clock, lost none
+SOLVED_OFFLINE = {"doubletictactoe": "a draw by its value (solved offline, 7,664,570 states)"}
 BATCH_PLAYOUTS = 512  # playouts at once in --rates' batched playouts alone
 # two-sided 95% Student t quantiles by degrees of freedom (beyond: the normal's)
 T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31, 9: 2.26,
@@ -316,9 +322,12 @@ def interval(shares: Sequence[float]) -> tuple[float, float]:
 
 def decided(rows: Sequence[dict]) -> str:
     """Why the game's value, not the players, decides the game ('' if nothing says
-    so): the agent solved it on its start clock, or every match (at least 4, both
-    seats) ended with the same goals by seat: whoever sat there, the seat won (or
-    drew) as the value says, both players finding the forced line."""
+    so): the agent solved it on its start clock, or it was solved offline
+    (``SOLVED_OFFLINE``), or every match (at least 4, both seats) ended with the same
+    goals by seat: whoever sat there, the seat won (or drew) as the value says, both
+    players finding the forced line."""
+    if rows and rows[0]["game"] in SOLVED_OFFLINE:
+        return SOLVED_OFFLINE[rows[0]["game"]]
     if any("solved:" in r.get("presolve", "") or "baseline: solved" in r.get("presolve", "")
            for r in rows):
         return "solved on the start clock"

@@ -182,3 +182,12 @@ def test_a_match_that_never_ends_is_cut_off_as_a_draw(tmp_path: Path,
     summary = capsys.readouterr().out
     assert "50.0" in summary and "4 cut off at 30 steps, draws" in summary
     assert "; decided:" not in summary and "over the 1 not decided" in summary
+
+
+def test_a_game_solved_offline_counts_as_decided_by_its_value() -> None:
+    from agent.strength_suite import decided
+
+    rows = [{"game": "doubletictactoe", "seat": seat, "goals": goals, "presolve": ""}
+            for seat, goals in ((0, [50, 50]), (1, [75, 25]), (0, [50, 50]), (1, [50, 50]))]
+    assert decided(rows) == "a draw by its value (solved offline, 7,664,570 states)"
+    assert decided([{**r, "game": "connectFour"} for r in rows]) == ""
