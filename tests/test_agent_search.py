@@ -295,6 +295,34 @@ def test_simultaneous_nodes_explore_by_their_own_constant() -> None:
     # C = 5 against a 0.2 gap in mean: y gets a good share
     assert all(visits[5.0][r][1] > 50 for r in (0, 1))
 
+# From a, "go" wins at once; "wait" leads to b, whose only move leads back to a.
+LOOP = """
+(role p) (init (at a))
+(<= (legal p wait) (true (at a))) (<= (legal p go) (true (at a)))
+(<= (legal p back) (true (at b)))
+(<= (next (at b)) (does p wait)) (<= (next (at a)) (does p back))
+(<= (next (at c)) (does p go))
+(<= terminal (true (at c)))
+(<= (goal p 100) (true (at c))) (<= (goal p 0) (not (true (at c))))
+"""
+
+
+@pytest.mark.parametrize("repeat", [False, True])
+def test_a_repetition_scores_a_draw_so_the_winning_role_makes_progress(repeat: bool) -> None:
+    game = load_machine(LOOP, engine="compiled")
+    state = game.initial_state()
+    # no solver: it would prove the win at once and end the search
+    search = AgentSearch(game, AgentConfig(seed=3, enhancements=parse_enhancements(
+        "default,no-solver" + (",repeat" if repeat else ""))))
+    search.search(state, playouts=400)
+    root = search._table[state]
+    wait, go = (root.moves[0].index(game.parse_move(m, 0)) for m in ("wait", "go"))
+    means = [t / v for t, v in zip(root.totals[0], root.visits[0], strict=True)]
+    if repeat:   # round the loop and back: a draw, 0.5
+        assert means[go] == 1.0 and means[wait] < 0.8 and root.visits[0][go] > 300
+    else:        # the playouts from the loop all win in the end: the moves look alike
+        assert means[wait] == means[go] == 1.0
+
 
 def test_timing_stops_a_clear_decision_and_goes_on_with_a_critical_one(tictactoe) -> None:
     # a won position: the two winning moves lead and are worth the same, so the
