@@ -40,6 +40,7 @@ import resource
 import signal
 import time
 from collections.abc import Hashable, Iterable, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -194,7 +195,8 @@ class GdlBrain:
             info["solution"] = str(self.solution.path)
         elif self.players == 2 and not self.machine.is_terminal(self.state):
             half = started + (until - started) / 2
-            info["presolve"] = self._baseline_presolve(half, until)
+            with self._kernels_held(until - started <= KERNEL_CLOCK):
+                info["presolve"] = self._baseline_presolve(half, until)
             info["presolve_seconds"] = round(time.monotonic() - started, 3)
             if self.solution is None:
                 solved = self._try_exact(half, self.options.presolve_nodes)
@@ -452,8 +454,9 @@ class GdlBrain:
 
         memory = self.options.memory_mb / 4 or None
         try:
-            expansion = expand_dag(self.machine, self.state, budget=Budget(
-                max_states=nodes, time_limit=until - time.monotonic(), memory_mb=memory))
+            with self._kernels_held(True):   # never a kernel load on a play clock
+                expansion = expand_dag(self.machine, self.state, budget=Budget(
+                    max_states=nodes, time_limit=until - time.monotonic(), memory_mb=memory))
             dag = expansion.dag
             if np.ptp(dag.payoff[dag.terminal].sum(axis=1)) > 1e-9 or (dag.nk > 1).any():
                 return False
@@ -463,6 +466,21 @@ class GdlBrain:
             return False
         self._fill_exact(expansion, solution)
         return True
+
+    @staticmethod
+    def _kernels_held(hold: bool) -> ExitStack:
+        """The compiled kernels of the batched expansion and of the batched LPs, not
+        loaded inside when ``hold`` (a load took 3-5 s on a loaded machine: a 4.5 s
+        start clock's pre-solve ran 6 s over); numpy passes instead, within the time
+        budget."""
+        from gdl import kernels
+        from solvers.matrix import compiled
+
+        stack = ExitStack()
+        if hold:
+            stack.enter_context(kernels.KERNELS.held())
+            stack.enter_context(compiled.SIMPLEX.held())
+        return stack
 
     def _trap_values(self, until: float) -> dict[int, float]:
         """For each of our value-keeping moves in the current state, what we expect if

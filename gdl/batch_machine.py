@@ -286,7 +286,10 @@ class BatchMachine:
     state by state).
     """
 
-    def __init__(self, machine: CompiledMachine) -> None:
+    def __init__(self, machine: CompiledMachine, seconds: float | None = None) -> None:
+        """``seconds`` bounds the move rules' grounding (LimitReached past it), the
+        seconds of the build on bigger games (knightThrough: 1.5 s, more on a loaded
+        machine, where it ran a start clock's pre-solve 5 s past its time)."""
         self.machine = machine
         self.roles = machine.roles
         self.n_facts = len(machine._facts)
@@ -311,7 +314,10 @@ class BatchMachine:
         self._next_atoms = [atom(("next", f)) for f in machine._facts]
         self._does_atoms = [atom(a) for a in moves]
 
-        move_ground = ground_move_rules(machine._game, Budget(max_steps=MOVE_GROUNDING_STEPS))
+        limits = Budget(max_steps=MOVE_GROUNDING_STEPS)
+        if seconds is not None:
+            limits.max_seconds = seconds
+        move_ground = ground_move_rules(machine._game, limits)
         move_rules: dict[int, Bodies] = {}
         for g in move_ground:
             body = (tuple(atom(a) for a in g.pos), tuple(atom(a) for a in g.neg))

@@ -5,6 +5,8 @@ changes speed (the tests run both)."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import import_module
 from importlib.util import find_spec
 from types import ModuleType
@@ -34,6 +36,18 @@ class LazyKernels:
         if not self.enabled or (self.loaded is None and items < self.min_items):
             return None
         return self.loaded or self.load()
+
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """No load inside (calls take the numpy passes unless the kernels are in):
+        numba's import and the kernels' load are seconds on a loaded machine, and
+        no time budget can stop them halfway."""
+        enabled = self.enabled
+        self.enabled = enabled and self.loaded is not None
+        try:
+            yield
+        finally:
+            self.enabled = enabled
 
     def load(self) -> ModuleType | None:
         """Import and warm the kernels now (None when numba does not import)."""

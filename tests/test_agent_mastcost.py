@@ -86,3 +86,14 @@ def test_without_mastcost_there_is_no_trial() -> None:
                      until=time.monotonic() + 30)
     assert "mast" not in brain.metagame(time.monotonic() + 2.0)
     assert brain.search.agent.on("mast")
+
+
+def test_the_pre_solve_keeps_to_its_half_of_the_start_clock() -> None:
+    # knightThrough: a level of 42,918 transitions expanded in one chunk ran the
+    # pre-solve 5 s past its half of a 4.5 s start clock on a loaded machine (and
+    # loading the compiled kernels can take seconds there)
+    text = shared_path("gdl-corpus", "repository", "knightThrough.kif").read_text()
+    brain, info = _metagame(text, "white")
+    assert info["presolve"].startswith("baseline: expansion stopped: the time limit")
+    assert info["presolve_seconds"] < 4.5 / 2 + 0.5 and info["time"] < 4.5 + 0.2
+

@@ -153,6 +153,16 @@ def test_path_choice_is_explicit(monkeypatch) -> None:
     assert lines == ["expand: state by state (grounding exceeds 1 join steps for the batched path)"]
 
 
+def test_the_batch_machine_is_built_once_within_the_time_left() -> None:
+    machine = load_machine(NIM, engine="compiled")
+    # a start clock's pre-solve with no time left: grounding stops at once, nothing kept
+    with pytest.raises(LimitReached, match="grounding exceeds 0 s"):
+        gdl.batch_expand.batch_machine_of(machine, Budget(time_limit=0.0))
+    built = gdl.batch_expand.batch_machine_of(machine, Budget())
+    assert gdl.batch_expand.batch_machine_of(machine, Budget(time_limit=0.0)) is built
+    assert expand_dag(machine).batched and expand_dag(machine).dag.num_states == 6
+
+
 def test_a_cycle_is_reported() -> None:
     with pytest.raises(UnsupportedGame, match=r"cycle.*repeated state: \{(on|off)\}"):
         expand_dag(load_machine(CYCLE, engine="compiled"))
@@ -232,6 +242,15 @@ def test_kernel_rule_threshold_switch_and_lazy_import(monkeypatch) -> None:
         assert gdl.kernels.compiled(49_999) is None
         assert gdl.kernels.compiled(50_000).__name__ == "gdl.batch_kernels"
         assert gdl.kernels.compiled(1).__name__ == "gdl.batch_kernels"   # loaded: every size
+    # held (the agent's clocks): no load inside, the kernels once loaded still serve
+    kernels_in = gdl.kernels.KERNELS.loaded
+    monkeypatch.setattr(gdl.kernels.KERNELS, "loaded", None)
+    with gdl.kernels.KERNELS.held():
+        assert gdl.kernels.compiled(10**9) is None
+    if kernels_in is not None:
+        monkeypatch.setattr(gdl.kernels.KERNELS, "loaded", kernels_in)
+        with gdl.kernels.KERNELS.held():
+            assert gdl.kernels.compiled(1) is kernels_in
     monkeypatch.setattr(gdl.kernels.KERNELS, "enabled", False)
     assert gdl.kernels.compiled(10**9) is None
     # a numba that does not import switches the kernels off instead of failing
