@@ -38,7 +38,6 @@ Batched path (level by level, breadth first):
 from __future__ import annotations
 
 import time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -150,22 +149,18 @@ def expand_dag(machine: StateMachine, root: State | None = None, *, budget: Budg
 CHUNK_SECONDS = 0.1        # under a time limit: the seconds a chunk of transitions aims at
 FIRST_TIMED_CHUNK = 1024   # and the first chunk's transitions (knightThrough: 0.1 s loaded)
 
-# each compiled machine's BatchMachine, built once: the agent expands a new subgame on
-# many of its moves, and the build grounds the move rules (knightThrough: 1.5 s)
-_BATCH_MACHINES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
 def batch_machine_of(machine: CompiledMachine, budget: Budget) -> BatchMachine:
-    """``machine``'s BatchMachine, built within what is left of ``budget``'s time
-    (LimitReached past it, or when the move network does not ground)."""
-    built = _BATCH_MACHINES.get(machine)
-    if built is None:
+    """``machine``'s BatchMachine, built once (the agent expands a new subgame on many
+    of its moves, and the build grounds the move rules: knightThrough 1.5 s) within
+    what is left of ``budget``'s time (LimitReached past it, or when the move network
+    does not ground)."""
+    if machine.batch_machine is None:
         seconds = None
         if budget.time_limit is not None:
             started = time.perf_counter() if budget.started is None else budget.started
             seconds = max(0.0, budget.time_limit - (time.perf_counter() - started))
-        built = _BATCH_MACHINES[machine] = BatchMachine(machine, seconds=seconds)
-    return built
+        machine.batch_machine = BatchMachine(machine, seconds=seconds)
+    return machine.batch_machine
 
 
 def from_graph(graph: StateGraph) -> DagExpansion:
