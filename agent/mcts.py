@@ -86,12 +86,12 @@ from solvers.search.exact import exact_backup
 # there: a role ahead then prefers the moves that make progress. dualConnect4 lets
 # both roles noop for ever; both players did, in 3 of 12 matches at 1 s clocks.
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
-                "ponder", "decisive", "leaf", "mastcost", "repeat")
+                "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean")
 DEFAULT_ENHANCEMENTS = ("mast", "gibbs", "solver", "reuse", "timing", "ponder", "mastcost")
 SIMULTANEOUS = ("duct", "rm", "exp3")
 CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
 
-Step = tuple  # (node, joint, probs, state) of one descent
+Step = tuple  # (node, joint, probs, state, virtual rewards or None) of one descent
 
 
 def parse_enhancements(text: str) -> tuple[str, ...]:
@@ -169,6 +169,8 @@ class AgentSearch(MCTS):
         self.round_size = (1 if chunk is None else
                            min(config.leaf_round, chunk // self.leaf) if self.leaf > 1 else
                            min(config.batch, chunk))
+        # "vmean": a round's pending visits count at the move's mean (else as losses)
+        self.vmean = config.on("vmean") and self.round_size > 1
         # AMAF statistics per state: (role, move) -> [reward sum, count]
         self._amaf: dict[Hashable, dict[tuple[int, Hashable], list[float]]] = {}
         self._repetition = [NEUTRAL] * self._n_roles if config.on("repeat") else None
@@ -288,10 +290,7 @@ class AgentSearch(MCTS):
             if self.grave and node.count >= self.agent.grave_ref:
                 reference = self._amaf.get(state)
             joint, probs = self._choose(node, reference)
-            path.append((node, joint, probs, state))
-            node.count += 1
-            for r in node.shape.choosers:
-                node.visits[r][joint[r]] += 1
+            path.append((node, joint, probs, state, self._pending(node, joint)))
             parent, state = state, self._child_state(state, node, joint)
             if self._repetition is not None and state in on_path:
                 return path, state, self._repetition
@@ -300,6 +299,25 @@ class AgentSearch(MCTS):
                 return path, state, None
             on_path.add(state)
             node = child
+
+    def _pending(self, node, joint: tuple[int, ...]) -> list[float] | None:
+        """Counts a descent's visit at once, so that the round's later descents spread
+        to other moves: as a loss (no reward yet), or with ``vmean`` at the move's
+        current mean (the node's mean for a first visit), which only the exploration
+        term feels (WU-UCT: Liu et al., "Watch the Unobserved", ICLR 2020). The
+        virtual rewards per role, taken back at the backup."""
+        virtual = [0.0] * len(joint) if self.vmean else None
+        if virtual is not None:
+            for r in node.shape.choosers:
+                i, v = joint[r], node.visits[r][joint[r]]
+                mean = (node.totals[r][i] / v if v else
+                        node.reward_sum[r] / node.count if node.count else NEUTRAL)
+                node.totals[r][i] += mean
+                virtual[r] = mean
+        node.count += 1
+        for r in node.shape.choosers:
+            node.visits[r][joint[r]] += 1
+        return virtual
 
     def _choose(self, node, reference) -> tuple[tuple[int, ...], dict[int, float]]:
         shape = node.shape
@@ -370,13 +388,13 @@ class AgentSearch(MCTS):
         """Rewards (visits were counted on the way down), AMAF, MAST and exact values."""
         below = set(played)
         tree_moves = set()
-        for node, joint, probs, state in reversed(path):
+        for node, joint, probs, state, virtual in reversed(path):
             sums = node.reward_sum
             for r, value in enumerate(reward):
                 sums[r] += value
             for r in node.shape.choosers:
                 move, value = joint[r], reward[r]
-                node.totals[r][move] += value
+                node.totals[r][move] += value if virtual is None else value - virtual[r]
                 if r in probs:
                     scores = node.regrets[r]
                     if self.exp3:
@@ -408,10 +426,12 @@ class AgentSearch(MCTS):
                 stats[1] += 1.0
 
     def _undo(self, path: list[Step]) -> None:
-        for node, joint, _, _ in path:
+        for node, joint, _, _, virtual in path:
             node.count -= 1
             for r in node.shape.choosers:
                 node.visits[r][joint[r]] -= 1
+                if virtual is not None:
+                    node.totals[r][joint[r]] -= virtual[r]
 
 
 def _means(outcomes: list, k: int) -> list:

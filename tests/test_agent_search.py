@@ -153,6 +153,32 @@ def test_a_cached_gibbs_distribution_follows_what_mast_learns(picks) -> None:
     assert fresh._gibbs is None and fresh._gibbs_move(0, legal) in legal
 
 
+def test_a_batched_gibbs_draw_follows_the_gibbs_distribution(picks) -> None:
+    policy = PlayoutPolicy(mast=True, temperature=0.1)
+    playouts = make_playouts(picks, policy, (), random.Random(5), batched=True)
+    columns = playouts.columns[0]
+    # a compiled move is the bit of its column
+    a, b = (int(np.flatnonzero(columns == picks.parse_move(m, 0).bit_length() - 1)[0])
+            for m in "ab")
+    values = np.zeros(playouts.batch.n_moves)
+    values[columns[a]], values[columns[b]] = 0.3, 0.1
+    rows = 20_000
+    legal = np.ones((rows, len(columns)), dtype=bool)
+    drawn = playouts._draw(legal, columns, 0, values)
+    # P(a) = e^(0.3/0.1) / (e^(0.3/0.1) + e^(0.1/0.1)) = 0.8808
+    assert abs(np.mean(drawn == a) - 0.8808) < 0.015
+    # only b legal: always b, even where a tiny temperature underflows b's weight
+    legal[:, a] = False
+    assert (playouts._draw(legal, columns, 0, values) == b).all()
+    values[columns[a]], values[columns[b]] = 1.0, 0.0
+    tiny = make_playouts(picks, PlayoutPolicy(mast=True, temperature=1e-4), (),
+                         random.Random(5), batched=True)
+    assert (tiny._draw(legal, columns, 0, values) == b).all()
+    # no MAST: uniform over the legal moves
+    legal[:, a] = True
+    assert abs(np.mean(playouts._draw(legal, columns, 0, None) == a) - 0.5) < 0.015
+
+
 def test_batched_playouts_agree_with_the_engine(tictactoe) -> None:
     # x to move with one empty cell left: the playout's result is the engine's
     moves = ["(mark 1 1)", "(mark 1 2)", "(mark 1 3)", "(mark 2 2)", "(mark 2 1)",
@@ -170,7 +196,7 @@ def test_batched_playouts_agree_with_the_engine(tictactoe) -> None:
 
 
 @pytest.mark.parametrize("enhancements", ["default", "default,grave", "none,solver",
-                                          "none,solver,leaf"])
+                                          "none,solver,leaf", "none,solver,batch,vmean"])
 def test_the_solver_marks_proven_nodes_with_their_exact_values(tictactoe, enhancements) -> None:
     # x holds 1 1 and 2 2, o holds 1 2 and 3 3... x to move: a fork wins (value 100)
     state = play(tictactoe, ["(mark 1 1)", "(mark 1 2)", "(mark 2 2)", "(mark 3 3)"])
@@ -188,6 +214,30 @@ def test_the_solver_marks_proven_nodes_with_their_exact_values(tictactoe, enhanc
     # the proven move is a winning one: (mark 2 1) and (mark 3 1) fork
     best = result.best_move(0)
     assert tictactoe.move_to_kif(best) in ("(mark 2 1)", "(mark 3 1)")
+
+
+@pytest.mark.parametrize("vmean", [False, True])
+def test_a_pending_visit_counts_as_a_loss_or_at_the_moves_mean(tictactoe, vmean: bool) -> None:
+    enhancements = ("batch", "mast", "vmean") if vmean else ("batch", "mast")
+    search = AgentSearch(tictactoe, AgentConfig(enhancements=enhancements, seed=4))
+    state = tictactoe.initial_state()
+    search.search(state, playouts=300)
+    root = search._table[state]
+    totals, visits = list(root.totals[0]), list(root.visits[0])
+    path, _, _ = search._descend(state, root)
+    move = path[0][1][0]
+    mean = totals[move] / visits[move]
+    pending = root.totals[0][move] / root.visits[0][move]
+    assert visits[move] > 0 and root.visits[0][move] == visits[move] + 1
+    # a loss lowers the move's mean until the reward comes back; vmean keeps it
+    assert pending == pytest.approx(mean) if vmean else pending < mean
+    search._undo(path)
+    assert (root.totals[0], root.visits[0]) == (totals, visits)
+    # after whole rounds every virtual reward is taken back: x's move totals add
+    # up to the rewards backed up through the root
+    search.search(state, playouts=2_000)
+    assert search.batched
+    assert sum(root.totals[0]) == pytest.approx(root.reward_sum[0])
 
 
 def test_leaf_parallel_rounds_back_up_the_mean_of_each_leafs_playouts(tictactoe) -> None:
