@@ -301,10 +301,11 @@ class BatchPlayouts:
 
     def __init__(self, machine, policy: PlayoutPolicy,
                  chance_roles: Sequence[int], rng: random.Random) -> None:
-        from gdl.batch_machine import BatchMachine
+        from gdl.batch_machine import batch_machine_of
 
         self.machine, self.policy = machine, policy
-        self.batch = BatchMachine(machine)   # LimitReached when the move network is too big
+        # built once per machine; LimitReached when the move network is too big
+        self.batch = batch_machine_of(machine)
         self.np_rng = np.random.default_rng(rng.randrange(1 << 62))
         n_roles = len(machine.roles)
         self.columns = [np.flatnonzero(self.batch.move_role == r) for r in range(n_roles)]

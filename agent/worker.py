@@ -53,6 +53,8 @@ from solvers.search.matrix_game import safe_best_response
 log = logging.getLogger("agent.worker")
 
 COMPILE_SHARE = 0.4  # of the start clock left that grounding the game may take
+BATCH_SHARE = 0.2    # of the start clock left then that grounding the batched moves may take
+BATCHED = ("batch", "leaf", "vmean")  # the enhancements that need the batched engine
 # Trap values at simultaneous nodes: how often the opponent's move fails to keep its
 # value (ticTicToe, 40 matches against UCT at 2,000 playouts a move: 0.2 and 0.5
 # scored 57.5%, 1.0 (uniform) 50%).
@@ -154,7 +156,7 @@ class GdlBrain:
         self.state = self.machine.initial_state()
         self.step = 0
         self.rng = random.Random(options.seed)
-        self.search = self._new_search(options.enhancements)
+        self.search = self._new_search(self._batchable(options.enhancements, until))
         self.exact: dict[Hashable, np.ndarray] = {}
         self.trap_memo: dict[Hashable, float] = {}  # see _trap_values
         self.exact_possible = True
@@ -169,6 +171,22 @@ class GdlBrain:
             self.solution = find_solution(options.solutions, spec.text)
             if hasattr(self.solution, "bind"):   # a compact file: by int state if it can
                 self.solution.bind(self.machine)
+
+    def _batchable(self, enhancements: tuple[str, ...], until: float | None) -> tuple[str, ...]:
+        """``enhancements``, less the batched ones when the game's BatchMachine (the
+        batched playouts' engine, built once) does not build with its grounding
+        within ``BATCH_SHARE`` of the start clock left: the search then plays one
+        playout at a time."""
+        if not {"batch", "leaf"} & set(enhancements) or self.machine.engine_name != "compiled":
+            return enhancements
+        from gdl.batch_machine import batch_machine_of
+
+        try:
+            batch_machine_of(self.machine, None if until is None else
+                             max(0.0, BATCH_SHARE * (until - time.monotonic())))
+        except GameError:   # LimitReached: too big, or not within the time
+            return tuple(e for e in enhancements if e not in BATCHED)
+        return enhancements
 
     def _new_search(self, enhancements: tuple[str, ...]) -> AgentSearch:
         return AgentSearch(self.machine, self.options.search_config(enhancements),

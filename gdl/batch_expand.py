@@ -44,7 +44,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from gdl import kernels
-from gdl.batch_machine import BatchMachine, StateBatch, pack_ints, unpack_int
+from gdl.batch_machine import BatchMachine, StateBatch, batch_machine_of, pack_ints, unpack_int
 from gdl.compile import CompiledMachine
 from gdl.expand import (
     PROGRESS_SECONDS,
@@ -135,7 +135,7 @@ def expand_dag(machine: StateMachine, root: State | None = None, *, budget: Budg
                         f"{machine.engine_name} one")
     if compiled and batched is not False:
         try:
-            batch_machine = batch_machine_of(machine, budget)  # type: ignore[arg-type]
+            batch_machine = batch_machine_within(machine, budget)  # type: ignore[arg-type]
         except LimitReached as exc:
             if batched:
                 raise
@@ -149,18 +149,14 @@ def expand_dag(machine: StateMachine, root: State | None = None, *, budget: Budg
 CHUNK_SECONDS = 0.1        # under a time limit: the seconds a chunk of transitions aims at
 FIRST_TIMED_CHUNK = 1024   # and the first chunk's transitions (knightThrough: 0.1 s loaded)
 
-def batch_machine_of(machine: CompiledMachine, budget: Budget) -> BatchMachine:
-    """``machine``'s BatchMachine, built once (the agent expands a new subgame on many
-    of its moves, and the build grounds the move rules: knightThrough 1.5 s) within
-    what is left of ``budget``'s time (LimitReached past it, or when the move network
-    does not ground)."""
-    if machine.batch_machine is None:
-        seconds = None
-        if budget.time_limit is not None:
-            started = time.perf_counter() if budget.started is None else budget.started
-            seconds = max(0.0, budget.time_limit - (time.perf_counter() - started))
-        machine.batch_machine = BatchMachine(machine, seconds=seconds)
-    return machine.batch_machine
+def batch_machine_within(machine: CompiledMachine, budget: Budget) -> BatchMachine:
+    """``machine``'s BatchMachine (:func:`gdl.batch_machine.batch_machine_of`), built
+    within what is left of ``budget``'s time."""
+    seconds = None
+    if budget.time_limit is not None:
+        started = time.perf_counter() if budget.started is None else budget.started
+        seconds = max(0.0, budget.time_limit - (time.perf_counter() - started))
+    return batch_machine_of(machine, seconds)
 
 
 def from_graph(graph: StateGraph) -> DagExpansion:

@@ -474,3 +474,14 @@ def _chunk(n_rows: int) -> int:
     """Batch size (a multiple of 64) whose bool leaves (a byte per atom and item,
     8 times the bit rows) take about :data:`ROW_BYTES`."""
     return max(64, min(1 << 17, ROW_BYTES // max(1, n_rows) // 64 * 64))
+
+
+def batch_machine_of(machine: CompiledMachine, seconds: float | None = None) -> BatchMachine:
+    """``machine``'s BatchMachine, built once and kept on it (the agent's batched
+    playouts and its subgame expansions share it; the build grounds the move rules:
+    knightThrough 1.5 s on a loaded machine), the grounding within ``seconds``
+    (LimitReached past it, or when the move network does not ground)."""
+    if machine.batch_machine is None:
+        machine.batch_machine = BatchMachine(machine, seconds=seconds)
+    return machine.batch_machine
+

@@ -338,7 +338,7 @@ class CompiledMachine(StateMachine):
                  budget: Budget | None = None) -> None:
         self.name = name
         self.fallback_reason = None
-        # its gdl.batch_machine.BatchMachine, built once (gdl.batch_expand.batch_machine_of)
+        # its gdl.batch_machine.BatchMachine, built once (gdl.batch_machine.batch_machine_of)
         self.batch_machine = None
         self._rules = list(rules)
         # one spelling per symbol whatever its case, as the general engine does

@@ -157,9 +157,9 @@ def test_the_batch_machine_is_built_once_within_the_time_left() -> None:
     machine = load_machine(NIM, engine="compiled")
     # a start clock's pre-solve with no time left: grounding stops at once, nothing kept
     with pytest.raises(LimitReached, match="grounding exceeds 0 s"):
-        gdl.batch_expand.batch_machine_of(machine, Budget(time_limit=0.0))
-    built = gdl.batch_expand.batch_machine_of(machine, Budget())
-    assert gdl.batch_expand.batch_machine_of(machine, Budget(time_limit=0.0)) is built
+        gdl.batch_expand.batch_machine_within(machine, Budget(time_limit=0.0))
+    built = gdl.batch_expand.batch_machine_within(machine, Budget())
+    assert gdl.batch_expand.batch_machine_within(machine, Budget(time_limit=0.0)) is built
     assert expand_dag(machine).batched and expand_dag(machine).dag.num_states == 6
 
 
