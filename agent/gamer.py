@@ -6,7 +6,8 @@ Protocol handlers (:mod:`agent.http_player`, :mod:`agent.ws_client`) call a
 Clock safety (the architecture's invariant 4):
 
 1. All thinking happens in a worker process (:mod:`agent.worker`), started ahead of
-   time (spawned while idle) so a START does not pay for the interpreter start-up.
+   time (spawned while idle) so a START does not pay for the interpreter start-up
+   (nor for loading the batched playouts' compiled kernels).
    During a match no spare is kept (it would compete for the CPU); a replacement
    starts cold, with the general engine.
 2. For each move the gamer sends the previous joint move and a think-until time a
@@ -77,9 +78,12 @@ class Worker:
     without blocking the event loop. A plain subprocess, not ``multiprocessing``'s
     spawn: that would re-import the caller's main module in the child."""
 
-    def __init__(self, crash_at_step: int | None = None) -> None:
+    def __init__(self, crash_at_step: int | None = None, warm: bool = False) -> None:
+        """``warm``: a spare, which loads the compiled kernels while idle."""
         ours, theirs = socket.socketpair()
         command = [sys.executable, "-m", "agent.worker", str(theirs.fileno())]
+        if warm:
+            command.append("--warm")
         if crash_at_step is not None:
             command.append(str(crash_at_step))
         self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()],
@@ -173,7 +177,7 @@ class Gamer:
     def warm_up(self) -> None:
         """Start the next match's worker now, so a START does not wait for it."""
         if self._spare is None or not self._spare.alive:
-            self._spare = Worker(self._crash_at_step)
+            self._spare = Worker(self._crash_at_step, warm=True)
 
     async def ready(self, timeout: float = 30.0) -> bool:
         """Start the spare worker and wait until it has loaded its modules."""

@@ -7,8 +7,8 @@ players published (CadiaPlayer: Finnsson & Björnsson 2008, 2010; Sancho; Cazena
 
 1. Select ``batch`` leaves (at most an eighth of the root's visits, so that no
    round runs long on stale statistics), one descent after another. Each descent
-   counts its visits at once with no reward (a *virtual loss*), so the next
-   descent of the round spreads to other moves. At a node where one role chooses: UCB1, or with
+   counts its visits at once, at the move's mean (``vmean``, WU-UCT) or with no
+   reward (a *virtual loss*), so the next descent of the round spreads to other moves. At a node where one role chooses: UCB1, or with
    ``grave`` UCB1 on a blend of the move's mean and its AMAF mean taken at the
    deepest node of the descent with at least ``grave_ref`` visits (GRAVE, Cazenave,
    "Generalized Rapid Action Value Estimation", IJCAI 2015; weight
@@ -53,12 +53,11 @@ from solvers.errors import GameError
 from solvers.search import MCTS, SearchConfig, SearchResult
 from solvers.search.exact import exact_backup
 
-# The switches (``ggp agent --enhancements``). "batch": batched playouts. Batched
-# playouts are off by default: 2-3x the playouts per second, but rounds of
-# leaf-parallel descents cost tree quality (connectFour, 0.5 s clocks, 6 matches
-# each against uct: 58% with them, 67% without; in an earlier version with fixed
-# rounds of 128, 0 of 4; at 1 s clocks, 2x uct's playouts: 58.3% against 70.8%, 12
-# matches each).
+# The switches (``ggp agent --enhancements``). "batch": batched playouts, 2-5x the
+# playouts per second. With virtual losses its rounds cost tree quality (1 s clocks,
+# 12 matches each against uct: connectFour 58.3% against 70.8% one at a time); with
+# "vmean" (pending visits at the move's mean, WU-UCT) it is the strongest default
+# measured (docs/agent.md).
 # "gibbs": MAST draws its moves by Gibbs sampling (temperature ``mast_temperature``)
 # instead of epsilon-greedy; at 300 playouts a move against uct (mast,reuse, seats
 # alternating): connectFourSimultaneous 58% against epsilon-greedy's 40% (24 matches
@@ -87,7 +86,8 @@ from solvers.search.exact import exact_backup
 # both roles noop for ever; both players did, in 3 of 12 matches at 1 s clocks.
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
                 "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean")
-DEFAULT_ENHANCEMENTS = ("mast", "gibbs", "solver", "reuse", "timing", "ponder", "mastcost")
+DEFAULT_ENHANCEMENTS = ("batch", "mast", "gibbs", "solver", "reuse", "timing", "ponder", "mastcost",
+                        "vmean")
 SIMULTANEOUS = ("duct", "rm", "exp3")
 CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
 

@@ -61,7 +61,7 @@ SUITE = ("connectFour", "knightThrough", "breakthroughSuicideSmall", "sheepAndWo
          "connectFourSimultaneous", "bomberman2p", "chickentictactoe", "doubletictactoe",
          "ticTicToe", "dualConnect4", "ticTacToe", "pentagoSuicide", "point_grab")
 CORPUS = Path(__file__).resolve().parent.parent.parent / "shared" / "gdl-corpus" / "repository"
-ABLATION_EXTRA = ("grave", "cutoff", "decisive", "batch", "batch,vmean", "repeat")
+ABLATION_EXTRA = ("grave", "cutoff", "decisive", "leaf", "repeat")
 # a config's settings after its policy: key -> BrainOptions field
 SETTINGS = {"c": "exploration", "s": "simultaneous_exploration", "t": "mast_temperature"}
 # the config that seats plain uct in the agent's chair (with --playouts only: uct at

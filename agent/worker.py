@@ -197,12 +197,14 @@ class GdlBrain:
     def metagame(self, until: float) -> dict[str, Any]:
         started = time.monotonic()
         info: dict[str, Any] = {"engine": self.machine.engine_name, "roles": len(self.machine.roles)}
-        if self.search.batched and until - started > KERNEL_CLOCK:
-            # the batched playouts' compiled kernels (1-4 s to load; without them
-            # batches take the numpy passes)
+        if self.search.batched:
             from gdl import kernels
 
-            kernels.compiled(kernels.MIN_ITEMS)
+            if until - started > KERNEL_CLOCK:
+                # the batched playouts' compiled kernels (1-4 s to load; without
+                # them batches take the numpy passes; a spare worker has them)
+                kernels.compiled(kernels.MIN_ITEMS)
+            info["kernels"] = kernels.KERNELS.loaded is not None
         if self.players >= 2 and until - started > 1.5:
             # the LP solver of simultaneous nodes takes ~1 s to import: on the start
             # clock, not on a play clock (the DAG endgame solves only once it is in)
@@ -753,7 +755,7 @@ def _advanced(brain, moves: Any, until: float | None = None):  # -> a brain
     return brain
 
 
-def worker_main(conn, crash_at_step: int | None = None) -> None:
+def worker_main(conn, crash_at_step: int | None = None, warm: bool = False) -> None:
     """Serve requests from the agent until told to quit or the pipe closes.
 
     Requests (tuples): ``("start", seq, spec, role, options, history, until)``,
@@ -771,6 +773,13 @@ def worker_main(conn, crash_at_step: int | None = None) -> None:
 
     import gdl.machine  # noqa: F401 - import while idle, not on a clock
     import solvers.search  # noqa: F401
+
+    if warm:
+        # a spare, idle until its match: the batched playouts' compiled kernels now
+        # (0.65 s; on a start clock only from KERNEL_CLOCK on, and never on a play clock)
+        from gdl import kernels
+
+        kernels.compiled(kernels.MIN_ITEMS)
 
     # The cyclic collector's full passes over a big search tree take long enough to
     # make a move late; the tree has no cycles, so collect only between moves, and
@@ -854,14 +863,16 @@ def _die_with_the_agent() -> None:
         pass  # not Linux: the worker ends at its next read (end of file)
 
 
-if __name__ == "__main__":  # python -m agent.worker FD [CRASH_AT_STEP]
+if __name__ == "__main__":  # python -m agent.worker FD [--warm] [CRASH_AT_STEP]
     import sys
     from multiprocessing.connection import Connection
 
     _die_with_the_agent()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s worker %(levelname)s %(message)s")
     try:
-        worker_main(Connection(int(sys.argv[1])),
-                    int(sys.argv[2]) if len(sys.argv) > 2 else None)
+        args = sys.argv[2:]
+        warm = "--warm" in args
+        crash = [a for a in args if a != "--warm"]
+        worker_main(Connection(int(sys.argv[1])), int(crash[0]) if crash else None, warm)
     except KeyboardInterrupt:  # Ctrl-C in the terminal reaches the whole process group:
         sys.exit(130)  # the agent says "interrupted", the worker leaves quietly

@@ -40,3 +40,27 @@ def test_with_no_start_clock_left_the_match_plays_one_playout_at_a_time() -> Non
     brain = GdlBrain(GameSpec("gdl", RACE), "a", OPTIONS, until=time.monotonic())
     assert brain.machine.batch_machine is None and not brain.search.batched
     assert brain.search.agent.enhancements == ("mast", "solver")
+
+
+def test_a_spare_worker_loads_the_compiled_kernels_while_idle() -> None:
+    import asyncio
+
+    import pytest
+
+    from agent.gamer import Gamer
+    from solvers.numba_switch import numba_allowed
+
+    if not numba_allowed():
+        pytest.skip("numba is switched off (GGP_NUMBA=0) or absent")
+
+    async def start() -> dict:
+        gamer = Gamer(BrainOptions(seed=1))
+        try:
+            assert await gamer.ready()   # as the agent does when it starts
+            # a 2 s start clock is under KERNEL_CLOCK: the match would not load them
+            return await gamer.start(GameSpec("gdl", RACE), "a", time.monotonic() + 2.0)
+        finally:
+            gamer.close()
+
+    info = asyncio.run(start())
+    assert info["kernels"] is True and "value [100.0, 0.0]" in info["presolve"]
