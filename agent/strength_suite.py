@@ -406,8 +406,8 @@ def print_rates(games: Sequence[str], corpus: Path, seconds: float,
                 done += len(playouts.run([state] * size, None) or ())
             rates[name] = done / max(1e-9, time.process_time() - cpu)
         print(f"  {game:24s} {machine.engine_name:8s} search: uct {rates['uct']:6.0f}  agent "
-              f"{rates['agent']:6.0f} ({rates['agent'] / rates['uct']:.2f}x)  agent+batch "
-              f"{rates['batched']:6.0f} ({rates['batched'] / rates['uct']:.2f}x)"
+              f"one at a time {rates['agent']:6.0f} ({rates['agent'] / rates['uct']:.2f}x)  "
+              f"batched {rates['batched']:6.0f} ({rates['batched'] / rates['uct']:.2f}x)"
               f"   playouts alone: single {rates['single']:6.0f}  batched {rates['batch']:6.0f}  "
               f"({rates['batch'] / rates['single']:.2f}x)", flush=True)
     return 0
