@@ -360,9 +360,10 @@ def print_summary(rows: list[dict], configs: Sequence[str], games: Sequence[str]
             print(f"  {game:28s} {mean:5.1f} ± {half:5.1f}  ({len(played)} matches{cut}"
                   f"{'; decided: ' + why if why else ''})")
         if means:
+            undecided = (f"{statistics.fmean(open_means):.1f}% over the {len(open_means)} not "
+                         "decided by the value" if open_means else "every game decided by its value")
             print(f"  overall mean {statistics.fmean(means):.1f}% over {len(means)} games; "
-                  f"{statistics.fmean(open_means) if open_means else math.nan:.1f}% over the "
-                  f"{len(open_means)} not decided by the value; late moves {late}")
+                  f"{undecided}; late moves {late}")
 
 
 def print_rates(games: Sequence[str], corpus: Path, seconds: float,

@@ -121,6 +121,8 @@ def test_fixed_playout_matches_are_recorded_apart(tmp_path: Path,
                  "--configs", "none"]) == 0
     summary = capsys.readouterr().out
     assert "config @duct/p200" in summary and "50.0" in summary
+    # the first seat won every match: decided by the value, no undecided mean to give
+    assert "every game decided by its value" in summary and "nan" not in summary
     with pytest.raises(SystemExit):
         main(["--suite", "--playouts", "0", "--results", str(results)])
 
