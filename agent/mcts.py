@@ -307,16 +307,15 @@ class AgentSearch(MCTS):
         term feels (WU-UCT: Liu et al., "Watch the Unobserved", ICLR 2020). The
         virtual rewards per role, taken back at the backup."""
         virtual = [0.0] * len(joint) if self.vmean else None
-        if virtual is not None:
-            for r in node.shape.choosers:
-                i, v = joint[r], node.visits[r][joint[r]]
-                mean = (node.totals[r][i] / v if v else
-                        node.reward_sum[r] / node.count if node.count else NEUTRAL)
-                node.totals[r][i] += mean
-                virtual[r] = mean
-        node.count += 1
         for r in node.shape.choosers:
-            node.visits[r][joint[r]] += 1
+            i = joint[r]
+            if virtual is not None:
+                v = node.visits[r][i]
+                virtual[r] = mean = (node.totals[r][i] / v if v else
+                                     node.reward_sum[r] / node.count if node.count else NEUTRAL)
+                node.totals[r][i] += mean
+            node.visits[r][i] += 1
+        node.count += 1
         return virtual
 
     def _choose(self, node, reference) -> tuple[tuple[int, ...], dict[int, float]]:

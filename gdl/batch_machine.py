@@ -484,4 +484,3 @@ def batch_machine_of(machine: CompiledMachine, seconds: float | None = None) -> 
     if machine.batch_machine is None:
         machine.batch_machine = BatchMachine(machine, seconds=seconds)
     return machine.batch_machine
-
