@@ -20,95 +20,84 @@ from collections.abc import Callable, Sequence
 
 # subcommand -> (handler, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "demo": ("server.demo:main", "the main job: solve simultaneous tic-tac-toe, then play a demo match"),
-    "check": ("gdl.cli:check_main", "parse and validate a GDL game, print a summary or every problem"),
-    "playout": ("gdl.cli:playout_main", "random playouts of a GDL game (trace, speed)"),
+    "demo": ("server.cli.demo:main", "the main job: solve simultaneous tic-tac-toe, then play a demo match"),
+    "check": ("gdl.cli.check:check_main", "parse and validate a GDL game, print a summary or every problem"),
+    "playout": ("gdl.cli.check:playout_main", "random playouts of a GDL game (trace, speed)"),
     "solve": ("", "solve a game file (.kif, .efg, tree-format .txt, .osposg)"),
-    "random-game": ("solvers.simultaneous.cli:random_game_main", "write a random simultaneous-move game as .efg"),
-    "convert": ("gdl.gdl2_cli:convert_main",
+    "random-game": ("solvers.cli.simultaneous:random_game_main", "write a random simultaneous-move game as .efg"),
+    "convert": ("gdl.cli.gdl2:convert_main",
                 "write a GDL-II game as an extensive-form game (.efg for Gambit, or tree text)"),
-    "exploitability": ("solvers.extensive.cli:exploitability_main", "NashConv of a strategy file for an .efg/tree game"),
+    "exploitability": ("solvers.cli.extensive:exploitability_main", "NashConv of a strategy file for an .efg/tree game"),
     "bench": ("", "benchmarks beside their peers (ggp bench --help lists them)"),
     "agent": ("agent.cli:main", "run the GGP agent (--http PORT or --ws URL)"),
-    "serve": ("server.cli:serve_main", "run the websocket match server"),
-    "match": ("server.cli:match_main", "play one match on an embedded server"),
-    "tournament": ("server.cli:tournament_main", "round-robin tournament with standings"),
-    "client": ("server.client:main",
+    "serve": ("server.cli.commands:serve_main", "run the websocket match server"),
+    "match": ("server.cli.commands:match_main", "play one match on an embedded server"),
+    "tournament": ("server.cli.commands:tournament_main", "round-robin tournament with standings"),
+    "client": ("server.cli.client:main",
                "create, list, watch and abort matches on a running ggp serve"),
-    "matches": ("server.cli:matches_main",
+    "matches": ("server.cli.commands:matches_main",
                 "recorded matches (list, show, export), tournaments and their standings"),
-    "ratings": ("server.ratings_cli:main",
+    "ratings": ("server.cli.ratings:main",
                 "Bradley-Terry ratings with 95% CIs over the recorded matches, head to head"),
 }
 
 # bench -> (handler, one-line help)
 BENCHES: dict[str, tuple[str, str]] = {
-    "gdl": ("gdl.bench:main", "GDL engines' playout speed beside the SWI-Prolog oracle"),
-    "corpus": ("gdl.solve_bench:main", "expand and solve the GDL corpus's simultaneous games"),
-    "thesis": ("solvers.simultaneous.bench:main",
+    "gdl": ("gdl.bench.gdl:main", "GDL engines' playout speed beside the SWI-Prolog oracle"),
+    "corpus": ("gdl.bench.corpus:main", "expand and solve the GDL corpus's simultaneous games"),
+    "thesis": ("solvers.bench.thesis:main",
                "the thesis' random-game tables: baseline and IH beside Gambit's LCP"),
-    "cfr": ("solvers.extensive.bench:main", "CFR and CFR+ on Kuhn and Leduc beside OpenSpiel"),
-    "server": ("server.bench:main", "many concurrent matches on one match server"),
-    "spectators": ("server.spectator_bench:main",
+    "cfr": ("solvers.bench.cfr:main", "CFR and CFR+ on Kuhn and Leduc beside OpenSpiel"),
+    "server": ("server.bench.server:main", "many concurrent matches on one match server"),
+    "spectators": ("server.bench.spectators:main",
                    "a tournament watched by open match pages: page delay, relay with and without"),
-    "ray": ("server.ray_bench:main",
+    "ray": ("server.bench.ray:main",
             "a tournament and a sharded solve on a local Ray cluster beside one process"),
-    "agent": ("agent.bench:main", "our agent against random or UCT opponents on a game"),
-    "gdl2": ("agent.gdl2_bench:main",
+    "agent": ("agent.bench.agent:main", "our agent against random or UCT opponents on a game"),
+    "gdl2": ("agent.bench.gdl2:main",
              "the agent in GDL-II games: against random, and on Kuhn poker against the equilibrium"),
-    "fuzz": ("agent.fuzz_bench:main",
+    "fuzz": ("agent.bench.fuzz:main",
              "mutated game files and protocol messages: tracebacks and hangs per format"),
-    "expand": ("gdl.expand_bench:main",
+    "expand": ("gdl.bench.expand:main",
                "expansion of big GDL games: batched against per-state, states/s and bytes"),
-    "level": ("gdl.level_bench:main",
+    "level": ("gdl.bench.level:main",
               "level-batched matrix games on the compact DAG against the per-node path"),
-    "doab": ("gdl.doab_bench:main",
+    "doab": ("gdl.bench.doab:main",
              "baseline, BIαβ and DOαβ on the same games: nodes evaluated and CPU time"),
-    "solve": ("gdl.scale_bench:main",
+    "solve": ("gdl.bench.solve:main",
               "Goofspiel and Oshi-Zumo solved beside OpenSpiel's value iteration"),
 }
 
-SIMULTANEOUS_SOLVERS = {"baseline", "ih", "doab", "biab"}
-EXTENSIVE_SOLVERS = {"cfr", "cfr+", "dcfr", "mccfr", "lp"}
-
-# The four families of `ggp solve`: (title, how it is picked and solved, parser target).
-SOLVE_FAMILIES: list[tuple[str, str, str]] = [
-    ("GDL rules: GAME.kif (or .gdl)",
-     "a 2-player game is expanded into a simultaneous-move graph (equal states merged) and "
-     "solved by --solver baseline (a subgame-perfect equilibrium) or ih (the interval "
-     "heuristic); the result is certified by best responses",
-     "gdl.solve_cli:_parser"),
-    ("GDL-II rules (with sees): GAME.kif --solver cfr|cfr+|dcfr|mccfr|lp (default cfr+)",
-     "expanded into an extensive-form game (information sets from each role's own moves and "
-     "percepts, chance from random) and solved like .efg; a GDL-II game given no --solver "
-     "takes this family too",
-     "gdl.gdl2_cli:_solve_parser"),
-    ("simultaneous-move .efg: G.efg --solver baseline|ih",
-     "a game written as .efg whose every step is one joint move (e.g. from ggp random-game), "
-     "solved like GDL",
-     "solvers.simultaneous.cli:_solve_parser"),
-    ("extensive form: G.efg or TREE.txt --solver cfr|cfr+|dcfr|mccfr|lp (default cfr+)",
-     "an imperfect-information game (Gambit .efg or the node/infoset tree format), solved by "
-     "the CFR family or the sequence-form LP; NashConv measures the result",
-     "solvers.extensive.cli:_solve_parser"),
-    ("one-sided POSG: GAME.osposg",
-     "HSVI narrows lower and upper bounds on the value until --epsilon or --time-limit",
-     "solvers.posg.cli:_parser"),
-]
 SOLVE_FLAGS = {"--json", "--quiet"}  # options of `ggp solve` that take no value
 
 
+def solve_front_ends() -> list[tuple[str, str]]:
+    """(title, parser factory) of every ``ggp solve`` front end: each format of
+    :mod:`gdl.formats` with each model of :mod:`solvers.registry` that applies to it."""
+    from gdl.formats import FORMATS
+    from solvers import registry
+
+    out = []
+    for fmt in FORMATS.values():
+        for model, module in fmt.solve.items():
+            names = registry.names(model)
+            title = (f"{fmt.summary}: FILE{'|'.join(fmt.suffixes)}"
+                     + (f" --solver {'|'.join(names)}" if len(names) > 1 else ""))
+            out.append((title, f"{module}:solve_parser"))
+    return out
+
+
 def solve_help() -> str:
-    """One help text for every family of ``ggp solve``, options taken from their parsers."""
-    intro = ("Solve a game file. The family follows from the file's suffix (and, for .efg, "
-             "from --solver); --json prints one object whose fields are listed in "
-             "docs/solve-json.md.")
+    """One help text for every front end of ``ggp solve``, options from their parsers."""
+    intro = ("Solve a game file. The format follows from the file's suffix (else from how "
+             "it begins), the solver family from --solver (else the format's first); "
+             "--json prints one object whose fields are listed in docs/solve-json.md.")
     lines = ["usage: ggp solve FILE [options]", "", textwrap.fill(intro, 78), ""]
-    for title, text, target in SOLVE_FAMILIES:
+    for title, target in solve_front_ends():
         parser = _load(target)()
         formatter = parser._get_formatter()
         formatter.start_section(title)
-        formatter.add_text(text)
+        formatter.add_text(parser.description)
         formatter.add_arguments([a for a in parser._actions
                                  if a.option_strings and a.dest != "help"])
         formatter.end_section()
@@ -129,19 +118,31 @@ def _solve_file(argv: Sequence[str]) -> str | None:
 
 
 def _solve_handler(argv: Sequence[str]) -> str:
-    """Pick the solver front end from the file's format (and ``--solver`` for .efg)."""
+    """The ``ggp solve`` front end: the file's format (:mod:`gdl.formats`) and the model
+    of ``--solver`` (:mod:`solvers.registry`; else the format's first)."""
+    from gdl.formats import detect_format, game_format
+    from solvers import registry
+
     path = _solve_file(argv) or ""
-    suffix = os.path.splitext(path)[1].lower()
-    if suffix in (".kif", ".gdl"):
-        if _option_value(argv, "--solver") in EXTENSIVE_SOLVERS:
-            return "gdl.gdl2_cli:solve_main"
-        return "gdl.solve_cli:main"  # it hands a GDL-II game given no --solver on
-    if suffix == ".osposg":
-        return "solvers.posg.cli:main"
+    fmt = game_format(detect_format(path, _head(path)))
     solver = _option_value(argv, "--solver")
-    if suffix == ".efg" and solver in SIMULTANEOUS_SOLVERS:
-        return "solvers.simultaneous.cli:solve_main"
-    return "solvers.extensive.cli:solve_main"
+    model = registry.model_of(solver) if solver else None
+    if model is None:   # no --solver, or an unknown one the default front end refuses
+        return next(iter(fmt.solve.values())) + ":solve_main"
+    if model not in fmt.solve:
+        usable = ", ".join(name for m in fmt.solve for name in registry.names(m))
+        raise _UsageError(f"ggp solve: --solver {solver} does not apply to {fmt.name} games "
+                          f"(usable: {usable})")
+    return fmt.solve[model] + ":solve_main"
+
+
+def _head(path: str) -> str:
+    """The first bytes of a file, to tell its format when its suffix does not."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as file:
+            return file.read(200)
+    except OSError:
+        return ""   # the front end reports the missing file
 
 
 def _option_value(argv: Sequence[str], name: str) -> str | None:

@@ -3,7 +3,7 @@
 ``ggp agent --http PORT [--host 127.0.0.1] [--name NAME] [--solutions DIR] [--margin SECONDS]``
 ``ggp agent --ws URL [--name NAME] [--token T]``
 
-Search options (both modes): ``--enhancements LIST`` (agent/mcts.py), ``--simultaneous
+Search options (both modes): ``--enhancements LIST`` (agent/search/mcts.py), ``--simultaneous
 duct|rm|exp3``, ``--mast-epsilon E``, ``--mast-temperature T``, ``--exploration C``.
 
 Decisions are logged to stderr, one line per move. Ctrl-C stops it with one line
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent.gamer import DEFAULT_MAX_CLOCK, Gamer
-from agent.mcts import DEFAULT_ENHANCEMENTS, ENHANCEMENTS, SIMULTANEOUS, parse_enhancements
+from agent.search.mcts import DEFAULT_ENHANCEMENTS, ENHANCEMENTS, SIMULTANEOUS, parse_enhancements
 from agent.worker import BrainOptions
 from solvers.errors import GameError
 

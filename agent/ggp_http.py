@@ -163,7 +163,7 @@ class Start:
 
 # A GDL-II PLAY or STOP (``../shared/protocols/ggp-ii.md``) carries, instead of the
 # joint move, our observation {"turn": int, "last_move": str | None, "percepts":
-# list[str] | None} (:mod:`agent.gdl2_belief`), as the websocket protocol does.
+# list[str] | None} (:mod:`agent.search.belief`), as the websocket protocol does.
 Moves = tuple[str, ...] | dict[str, Any] | None
 
 

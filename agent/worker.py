@@ -9,7 +9,7 @@ Choosing a GDL move (:class:`GdlBrain`):
 1. Start clock: build the state machine (the general engine when the start clock is
    under ``compile_seconds``, else "auto" with at most ``COMPILE_SHARE`` of the clock
    for grounding); a stored solution for the same rules
-   (``rules_hash``, :mod:`gdl.solution_store`) is loaded when there is one; else a
+   (``rules_hash``, :mod:`gdl.solving.store`) is loaded when there is one; else a
    two-player game gets an exact pre-solve for at most half the start clock and
    ``presolve_nodes`` states: the thesis' baseline on the compact state DAG (as
    ``ggp solve``: batched expansion, level-batched solve), else :func:`solvers.search.solve_exact`; both fill the exact
@@ -18,7 +18,7 @@ Choosing a GDL move (:class:`GdlBrain`):
    solved strategy (sampling a mixed one). Otherwise an endgame solve gets a
    tenth of the time (its table keeps every solved state for later moves; after
    a failure the next 1, 2, 4, ... tries are skipped); then the agent's SM-MCTS
-   (:mod:`agent.mcts`: UCT where one role moves, decoupled UCT, regret matching or
+   (:mod:`agent.search.mcts`: UCT where one role moves, decoupled UCT, regret matching or
    EXP3 where several do; MAST, MCTS-Solver, tree reuse, timing and the optional
    enhancements of ``BrainOptions.enhancements``) runs to the deadline.
 3. The move: the exact strategy when the state is solved, exploiting a fallible
@@ -46,7 +46,8 @@ from typing import Any
 
 import numpy as np
 
-from agent.mcts import DEFAULT_ENHANCEMENTS, AgentConfig, AgentSearch
+from agent.search.mcts import DEFAULT_ENHANCEMENTS, AgentConfig, AgentSearch
+from gdl.formats import equilibrium_policy, load_game_text
 from solvers.errors import GameError, LimitReached, UnsupportedGame
 from solvers.search.matrix_game import safe_best_response
 
@@ -80,7 +81,7 @@ class BrainOptions:
     """Knobs of move selection (picklable: sent to the worker process)."""
 
     simultaneous: str = "duct"  # policy at simultaneous nodes: "duct", "rm" or "exp3"
-    # the search's switches (agent.mcts.ENHANCEMENTS; ggp agent --enhancements)
+    # the search's switches (agent.search.mcts.ENHANCEMENTS; ggp agent --enhancements)
     enhancements: tuple[str, ...] = DEFAULT_ENHANCEMENTS
     mast_epsilon: float = AgentConfig.mast_epsilon  # share of uniform moves in MAST playouts
     mast_temperature: float = AgentConfig.mast_temperature  # MAST's Gibbs sampling ("gibbs")
@@ -135,8 +136,8 @@ class GdlBrain:
 
     def __init__(self, spec: GameSpec, role: str, options: BrainOptions,
                  until: float | None = None) -> None:
-        from gdl.ground import Budget
-        from gdl.machine import load_machine
+        from gdl.reasoning.ground import Budget
+        from gdl.reasoning.machine import load_machine
 
         self.options = options
         engine = options.engine
@@ -166,7 +167,7 @@ class GdlBrain:
         self._exact_wait = 1
         self.solution = None
         if options.solutions:
-            from gdl.solution_store import find_solution
+            from gdl.solving.store import find_solution
 
             self.solution = find_solution(options.solutions, spec.text)
             if hasattr(self.solution, "bind"):   # a compact file: by int state if it can
@@ -179,7 +180,7 @@ class GdlBrain:
         playout at a time."""
         if not {"batch", "leaf"} & set(enhancements) or self.machine.engine_name != "compiled":
             return enhancements
-        from gdl.batch_machine import batch_machine_of
+        from gdl.reasoning.batch_machine import batch_machine_of
 
         try:
             batch_machine_of(self.machine, None if until is None else
@@ -198,7 +199,7 @@ class GdlBrain:
         started = time.monotonic()
         info: dict[str, Any] = {"engine": self.machine.engine_name, "roles": len(self.machine.roles)}
         if self.search.batched:
-            from gdl import kernels
+            from gdl.reasoning import kernels
 
             if until - started > KERNEL_CLOCK:
                 # the batched playouts' compiled kernels (1-4 s to load; without
@@ -270,14 +271,14 @@ class GdlBrain:
 
     def _baseline_presolve(self, until: float, deadline: float) -> str:
         """The thesis' baseline on the whole state DAG, as ``ggp solve`` (the scale
-        path: :func:`gdl.batch_expand.expand_dag`, batched for a compiled game, and
+        path: :func:`gdl.expansion.batch_expand.expand_dag`, batched for a compiled game, and
         :func:`~solvers.simultaneous.dag_solve.solve_dag`), until ``until``. Up to
         ``presolve_nodes`` states its values fill the exact table, so every move is
         then an exact one (with safe exploitation); a bigger game becomes a compact
         solution in memory (the ``--save`` file's arrays, ``deadline`` permitting),
         whose strategy the agent plays as a stored one's."""
-        from gdl.batch_expand import expand_dag
-        from gdl.expand import Budget
+        from gdl.expansion.batch_expand import expand_dag
+        from gdl.expansion.expand import Budget
 
         seconds = until - time.monotonic()
         if seconds <= 0.05 or self.step > 0:
@@ -308,7 +309,7 @@ class GdlBrain:
 
     def _compact_solution(self, expansion, solution):  # DagExpansion, DagSolution -> NpzSolution
         """The solved game as a stored solution held in memory, read by int state."""
-        from gdl.solution_npz import NpzSolution, dag_solution_arrays
+        from gdl.solving.store_npz import NpzSolution, dag_solution_arrays
 
         roles = [self.machine.roles[p] for p in expansion.players]
         values = {r: float(v) for r, v in zip(roles, solution.root_values, strict=True)}
@@ -468,8 +469,8 @@ class GdlBrain:
                 or "solvers.simultaneous.dag_solve" not in sys.modules
                 or self.machine.engine_name != "compiled" or self.state in self.exact):
             return False
-        from gdl.batch_expand import expand_dag
-        from gdl.expand import Budget
+        from gdl.expansion.batch_expand import expand_dag
+        from gdl.expansion.expand import Budget
         from solvers.simultaneous.dag_solve import solve_dag
 
         memory = self.options.memory_mb / 4 or None
@@ -493,7 +494,7 @@ class GdlBrain:
         loaded inside when ``hold`` (a load took 3-5 s on a loaded machine: a 4.5 s
         start clock's pre-solve ran 6 s over); numpy passes instead, within the time
         budget."""
-        from gdl import kernels
+        from gdl.reasoning import kernels
         from solvers.matrix import compiled
 
         stack = ExitStack()
@@ -649,8 +650,6 @@ class PlayableBrain:
     format's equilibrium strategy, solved within the start clock, else uniform."""
 
     def __init__(self, spec: GameSpec, role: str, options: BrainOptions) -> None:
-        from gdl.loader import load_game_text
-
         self.game = load_game_text(spec.format, spec.text, name=spec.name)
         self.role = role_index(list(self.game.roles), role)
         self.rng = random.Random(options.seed)
@@ -660,7 +659,7 @@ class PlayableBrain:
     def metagame(self, until: float) -> dict[str, Any]:
         started = time.monotonic()
         try:
-            self.policy = _equilibrium_policy(self.game, max(0.1, until - started))
+            self.policy = equilibrium_policy(self.game, max(0.1, until - started))
         except GameError as exc:
             log.warning("no equilibrium strategy: %s", exc)
         return {"format": self.game.format, "policy": self.policy is not None,
@@ -677,20 +676,6 @@ class PlayableBrain:
                 index = _draw(np.asarray(weights, dtype=float), self.rng)
                 return legal[index], {"step": self.step, "method": "equilibrium"}
         return self.rng.choice(list(legal)), {"step": self.step, "method": "uniform"}
-
-
-def _equilibrium_policy(game: Any, seconds: float):  # -> Callable | None
-    """``policy(role, observation, legal) -> weights`` from the format's solver:
-    CFR/LP for ``.efg``/tree (``solvers.extensive.playable``), HSVI stage
-    strategies for POSG (``solvers.posg.policy``); None when it is not there."""
-    try:
-        if game.format in ("efg", "tree"):
-            from solvers.extensive.playable import equilibrium_strategy
-        else:
-            from solvers.posg.policy import equilibrium_strategy
-    except ImportError:
-        return None
-    return equilibrium_strategy(game, time_limit=seconds)
 
 
 # -- the process ------------------------------------------------------------------
@@ -735,9 +720,9 @@ def make_brain(spec: GameSpec, role: str, options: BrainOptions,
     return PlayableBrain(spec, role, options)
 
 
-def _gdl2_brain(brain: GdlBrain):  # -> agent.gdl2_player.Gdl2Brain
+def _gdl2_brain(brain: GdlBrain):  # -> agent.brains.gdl2.Gdl2Brain
     """The GDL-II player of ``brain``'s game (its percepts are tracked, not its state)."""
-    from agent.gdl2_player import Gdl2Brain
+    from agent.brains.gdl2 import Gdl2Brain
 
     return Gdl2Brain(brain.machine, brain.role, brain.options)
 
@@ -771,13 +756,13 @@ def worker_main(conn, crash_at_step: int | None = None, warm: bool = False) -> N
     import gc
     import os
 
-    import gdl.machine  # noqa: F401 - import while idle, not on a clock
+    import gdl.reasoning.machine  # noqa: F401 - import while idle, not on a clock
     import solvers.search  # noqa: F401
 
     if warm:
         # a spare, idle until its match: the batched playouts' compiled kernels now
         # (0.65 s; on a start clock only from KERNEL_CLOCK on, and never on a play clock)
-        from gdl import kernels
+        from gdl.reasoning import kernels
 
         kernels.compiled(kernels.MIN_ITEMS)
 

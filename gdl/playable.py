@@ -12,16 +12,16 @@ import random
 from collections.abc import Sequence
 from typing import Any
 
-from gdl.machine import NATURE, Move, StateMachine, load_machine
-from gdl.parser import parse_kif, parse_term
-from gdl.terms import term_to_kif
+from gdl.reasoning.machine import NATURE, Move, StateMachine, load_machine
+from gdl.reasoning.parser import parse_kif, parse_term
+from gdl.reasoning.terms import term_to_kif
 from solvers.errors import GameError
 
 GdlState = tuple[Any, tuple[str, ...] | None]
 
 
 class GdlGame:
-    """PlayableGame over a :class:`~gdl.machine.StateMachine` (see the module docstring)."""
+    """PlayableGame over a :class:`~gdl.reasoning.machine.StateMachine` (see the module docstring)."""
 
     format = "gdl"
 

@@ -28,7 +28,7 @@ from typing import Any
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
 
-from gdl.loader import MAX_GAME_BYTES, detect_format, load_game_text
+from gdl.formats import MAX_GAME_BYTES, detect_format, load_game_text
 from server import protocol
 from server.connections import Connection, Lobby
 from server.credentials import is_admin_token, new_token

@@ -125,7 +125,7 @@ def _worker_advance(key: str, blob: bytes | None, state: State, moves: Sequence[
 
 
 def _ready() -> bool:
-    import gdl.loader  # noqa: F401  (the game adapters' modules, loaded ahead)
+    import gdl.formats  # noqa: F401  (the game adapters' modules, loaded ahead)
     return True
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from gdl.loader import load_game_text
+from gdl.formats import load_game_text
 from server.records import Records, ggp_base_json
 from server.web.board import posg_view, tree_view
 from solvers.errors import GameError

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gdl.machine import NATURE
+from gdl.reasoning.machine import NATURE
 from solvers.playable import PlayableGame, State
 
 

@@ -6,7 +6,7 @@ and ``ggp client watch`` print a match alike:
 * :class:`StepPrinter`, a match listener (``server/match.py``) in the process that runs
   the match;
 * :func:`follow`, which polls the SQLite records of a match another process runs;
-* the spectator messages of a server (``server/client.py``).
+* the spectator messages of a server (``server/cli/client.py``).
 
 A step line names each acting role's move, its answer time and its fault, e.g.
 ``step 3: white (mark 1 3) 0.41 s | black noop 0.00 s [TO]``; roles that did not act

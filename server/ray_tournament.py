@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gdl.loader import MAX_GAME_BYTES, detect_format, load_game_text
+from gdl.formats import MAX_GAME_BYTES, detect_format, load_game_text
 from server.app import MatchServer
 from server.match import MatchOutcome
 from server.players.spec import parse_spec

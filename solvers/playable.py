@@ -1,7 +1,7 @@
 """The playable-game interface: the one view of a game that the server and agent use.
 
 A game file of any format (GDL ``.kif``, Gambit ``.efg``, the game-tree text format,
-``.osposg``) is loaded by :func:`gdl.loader.load_game` (``gdl`` is the lowest layer that
+``.osposg``) is loaded by :func:`gdl.formats.load_game` (``gdl`` is the lowest layer that
 sees every format) and returned as a :class:`PlayableGame`.
 
 Vocabulary follows GGP: roles, the initial state, legal moves of a role, the next
@@ -29,10 +29,14 @@ Conventions every implementation keeps:
 from __future__ import annotations
 
 import random
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 State = Hashable
+# A seat's strategy as it plays: policy(role, observation, legal) -> a weight per legal
+# move, from what the role is told (its observations, one call a step), or None where
+# it does not know the state (the caller then plays by other means).
+Policy = Callable[[int, Any, Sequence[str]], "list[float] | None"]
 
 
 @runtime_checkable

@@ -1,6 +1,6 @@
 """Python's recursion limit raised while deep recursive work runs.
 
-Generated GDL code (``gdl.topdown``) and the exact endgame solver
+Generated GDL code (``gdl.reasoning.topdown``) and the exact endgame solver
 (``solvers.search.exact``) recurse once per derivation step or game move. In CPython
 3.11+ Python-to-Python calls use no C stack, so a limit far above the default 1,000
 is safe; it still stops a real cycle.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.bench import main
+from agent.bench.agent import main
 from solvers.errors import GameError
 
 GAMES = Path(__file__).resolve().parent.parent / "games" / "gdl"
@@ -149,7 +149,7 @@ def test_plain_uct_can_take_the_agents_seat_at_other_playouts(
 
 
 def test_suite_configs_name_their_settings_and_pass_them_to_the_agent() -> None:
-    from agent.strength_suite import Config
+    from agent.bench.suite import Config
 
     tuned = Config.of("default,no-ponder@duct,t=0.1,s=0.3,c=0.4")
     # named in a fixed order; t is the default
@@ -169,7 +169,7 @@ def test_a_match_that_never_ends_is_cut_off_as_a_draw(tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     import json
 
-    import agent.strength_suite as suite
+    import agent.bench.suite as suite
 
     monkeypatch.setattr(suite, "MAX_MATCH_STEPS", 30)
     endless = ("(role a) (role b) (init (on)) (legal a wait) (legal b wait) "
@@ -187,7 +187,7 @@ def test_a_match_that_never_ends_is_cut_off_as_a_draw(tmp_path: Path,
 
 
 def test_a_game_solved_offline_counts_as_decided_by_its_value() -> None:
-    from agent.strength_suite import decided
+    from agent.bench.suite import decided
 
     rows = [{"game": "doubletictactoe", "seat": seat, "goals": goals, "presolve": ""}
             for seat, goals in ((0, [50, 50]), (1, [75, 25]), (0, [50, 50]), (1, [50, 50]))]

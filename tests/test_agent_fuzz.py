@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from agent.fuzz_bench import (
+from agent.bench.fuzz import (
     FORMATS,
     FileChecker,
     Tally,
@@ -47,7 +47,7 @@ def test_a_hang_is_counted_and_the_checker_recovers(monkeypatch) -> None:
     checker = FileChecker(time_limit=0.5)
     try:
         # a deliberately endless "game" through the real pipe: the checker kills it
-        monkeypatch.setattr("agent.fuzz_bench._play_through",
+        monkeypatch.setattr("agent.bench.fuzz._play_through",
                             lambda fmt, text: __import__("time").sleep(60))
         assert checker.check("gdl", "(role a)")[0] == "hang"
         monkeypatch.undo()
@@ -91,7 +91,7 @@ def test_100_mutants_per_format_give_no_traceback_and_no_hang(shared) -> None:
 
 def test_tree_player_numbers_are_bounded() -> None:
     """``player 18446744073709551616`` made the tree reader build 2**64-long payoff vectors."""
-    from gdl.loader import load_game_text
+    from gdl.formats import load_game_text
     from solvers.errors import FormatError
 
     for line in ("node / player 18446744073709551616 actions a",
@@ -102,7 +102,7 @@ def test_tree_player_numbers_are_bounded() -> None:
 
 def test_efg_integers_of_thousands_of_digits_are_refused() -> None:
     """int() refuses 4,300+ digits with a ValueError: the reader let it through."""
-    from gdl.loader import load_game_text
+    from gdl.formats import load_game_text
     from solvers.errors import FormatError
 
     text = 'EFG 2 R "g" { "A" "B" }\nt "" ' + "9" * 5000 + ' "o" { 1 -1 }\n'
@@ -114,7 +114,7 @@ def test_efg_integers_of_thousands_of_digits_are_refused() -> None:
 @pytest.mark.parametrize("goal", ["9" * 400, "9" * 5000])
 def test_gdl_huge_goal_values_are_runtime_errors(engine: str, goal: str) -> None:
     """A 400-digit goal overflowed float() in the payoffs, a 5,000-digit one int()."""
-    from gdl.machine import load_machine
+    from gdl.reasoning.machine import load_machine
     from solvers.errors import GameRuntimeError
 
     machine = load_machine(f"(role a) (init (at 0)) (<= terminal (true (at 0))) (goal a {goal})",

@@ -18,16 +18,16 @@ from pathlib import Path
 
 import pytest
 
+from agent.brains.gdl2 import Gdl2Brain
 from agent.gamer import Gamer
-from agent.gdl2_belief import Belief, observation_of
-from agent.gdl2_endgame import BestResponse
-from agent.gdl2_player import Gdl2Brain
 from agent.ggp_http import Play, Stop, parse_message
 from agent.http_player import GgpPlayer
-from agent.ismcts import ISMCTS
+from agent.search.belief import Belief, observation_of
+from agent.search.gdl2_endgame import BestResponse
+from agent.search.ismcts import ISMCTS
 from agent.worker import BrainOptions
 from agent.ws_client import WsAgent
-from gdl.machine import load_machine
+from gdl.reasoning.machine import load_machine
 from solvers.errors import FormatError, GameError
 
 GDL2 = Path(__file__).resolve().parent.parent / "games" / "gdl2"

@@ -17,8 +17,8 @@ from test_agent_robustness import TINY, raw
 from agent.gamer import Gamer, Worker, bounded_clock
 from agent.worker import BrainOptions, GameSpec
 
-pytest.importorskip("gdl.machine")
-from gdl.machine import load_machine  # noqa: E402
+pytest.importorskip("gdl.reasoning.machine")
+from gdl.reasoning.machine import load_machine  # noqa: E402
 
 LONG = 600  # a play clock no test waits for: a reply before it means the search was cancelled
 PATIENCE = 20  # seconds a test waits for a reply that must come at once

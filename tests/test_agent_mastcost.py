@@ -61,7 +61,7 @@ def test_mast_stays_where_its_values_spread_however_slow() -> None:
 def test_mast_values_spread_less_their_sampling_noise() -> None:
     import numpy as np
 
-    from agent.playouts import ArrayMast, MastTable
+    from agent.search.playouts import ArrayMast, MastTable
 
     table = MastTable(0.1)
     for move, wins in ((1, 5), (2, 6), (3, 4)):   # about 0.5 each, 10 tries: noise only

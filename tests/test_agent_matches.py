@@ -22,8 +22,8 @@ from agent.gamer import Gamer
 from agent.http_player import GgpPlayer, serve
 from agent.worker import BrainOptions
 
-pytest.importorskip("gdl.machine")
-from gdl.machine import load_machine  # noqa: E402
+pytest.importorskip("gdl.reasoning.machine")
+from gdl.reasoning.machine import load_machine  # noqa: E402
 
 ENGINE = "auto"
 MARGIN = 0.25
@@ -157,7 +157,7 @@ async def test_puzzle_is_solved() -> None:
 async def test_our_server_drives_ggp_agent_http_processes(tmp_path) -> None:
     """``ggp agent --http`` processes seated as ``http://`` players by our match server."""
     pytest.importorskip("gdl.playable")
-    from gdl.loader import load_game
+    from gdl.formats import load_game
     from server.app import MatchServer
     from server.records import Records, ggp_base_json
 

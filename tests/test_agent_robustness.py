@@ -8,7 +8,7 @@ import pytest
 from conftest import shared_path
 from test_agent_matches import Agents, post, run_match
 
-pytest.importorskip("gdl.machine")
+pytest.importorskip("gdl.reasoning.machine")
 
 TINY = ("(role p) (init (at 0)) (legal p (go 2)) (legal p stay)"
         " (<= (next (at 2)) (does p (go 2))) (<= (next (at 1)) (does p stay))"

@@ -1,4 +1,4 @@
-"""The agent's search (agent/mcts.py, agent/playouts.py): behaviour, never speed.
+"""The agent's search (agent/search/mcts.py, agent/search/playouts.py): behaviour, never speed.
 
 Values are hand-derived (the games below are small) or come from the exact solver
 (:func:`solvers.search.solve_exact`, checked against known values in
@@ -14,9 +14,9 @@ import time
 import numpy as np
 import pytest
 
-from agent.mcts import DEFAULT_ENHANCEMENTS, AgentConfig, AgentSearch, parse_enhancements
-from agent.playouts import BatchPlayouts, PlayoutPolicy, ScalarPlayouts, make_playouts
-from gdl.machine import load_machine
+from agent.search.mcts import DEFAULT_ENHANCEMENTS, AgentConfig, AgentSearch, parse_enhancements
+from agent.search.playouts import BatchPlayouts, PlayoutPolicy, ScalarPlayouts, make_playouts
+from gdl.reasoning.machine import load_machine
 from solvers.search import solve_exact
 
 TICTACTOE = """
@@ -131,7 +131,7 @@ def test_mast_prefers_the_moves_that_won(picks, batched: bool, gibbs: bool) -> N
 
 
 def test_a_cached_gibbs_distribution_follows_what_mast_learns(picks) -> None:
-    import agent.playouts as playouts_module
+    import agent.search.playouts as playouts_module
 
     policy = PlayoutPolicy(mast=True, temperature=0.1)
     playouts = make_playouts(picks, policy, (), random.Random(3), batched=False)
@@ -241,7 +241,7 @@ def test_a_pending_visit_counts_as_a_loss_or_at_the_moves_mean(tictactoe, vmean:
 
 
 def test_leaf_parallel_rounds_back_up_the_mean_of_each_leafs_playouts(tictactoe) -> None:
-    from agent.mcts import _means
+    from agent.search.mcts import _means
 
     a, b = {(0, 1)}, {(0, 2)}
     assert _means([([1.0, 0.0], a), ([0.0, 1.0], b), ([0.5, 0.5], a), ([0.5, 0.5], b)], 2) \

@@ -10,7 +10,7 @@ from conftest import running_server, shared_path
 from agent.gamer import Gamer
 from agent.worker import BrainOptions
 from agent.ws_client import WsAgent, run_client
-from gdl.loader import load_game
+from gdl.formats import load_game
 from server.app import MatchServer
 
 

@@ -10,7 +10,7 @@ import re
 import pytest
 
 import ggp_cli
-from ggp_cli import BENCHES, COMMANDS, SOLVE_FAMILIES, _load
+from ggp_cli import BENCHES, COMMANDS, _load, solve_front_ends
 from ggp_cli import main as ggp
 
 MARKUP = re.compile(r"``|:class:|:func:|:mod:|:meth:|Definition \d")
@@ -40,7 +40,7 @@ def _targets() -> list[tuple[str, str]]:
     """(command, handler or, for the families of ggp solve, parser factory)."""
     out = [(f"ggp {name}", target) for name, (target, _) in COMMANDS.items() if target]
     out += [(f"ggp bench {name}", target) for name, (target, _) in BENCHES.items()]
-    out += [(f"ggp solve ({title})", target) for title, _, target in SOLVE_FAMILIES]
+    out += [(f"ggp solve ({title})", target) for title, target in solve_front_ends()]
     return out
 
 
@@ -80,7 +80,7 @@ def test_solve_finds_the_file_after_options(capsys: pytest.CaptureFixture[str]) 
 
 
 def test_solve_flags_are_the_options_without_a_value() -> None:
-    flags = {option for _, _, target in SOLVE_FAMILIES for action in _load(target)()._actions
+    flags = {option for _, target in solve_front_ends() for action in _load(target)()._actions
              if action.nargs == 0 for option in action.option_strings}
     assert flags - {"-h", "--help"} == ggp_cli.SOLVE_FLAGS
 

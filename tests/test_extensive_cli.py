@@ -191,7 +191,8 @@ def test_ctrl_c_stops_the_lp_inside_highs(capsys, monkeypatch):
     import os
     import signal
 
-    from solvers.extensive import cli, highs_run
+    from solvers.cli import extensive as cli
+    from solvers.extensive import highs_run
 
     monkeypatch.setattr(highs_run, "PROGRESS_SECONDS", 0.0)
     seen: list[str] = []

@@ -7,7 +7,7 @@ import random
 import pytest
 from conftest import shared_path
 
-from gdl.loader import load_game, load_game_text
+from gdl.formats import load_game, load_game_text
 from solvers.errors import GameRuntimeError
 from solvers.extensive.playable import ExtensivePlayable, equilibrium_strategy
 from solvers.playable import PlayableGame

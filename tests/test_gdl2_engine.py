@@ -10,7 +10,7 @@ from types import ModuleType
 import pytest
 from conftest import GAMES, shared_path
 
-from gdl.machine import StateMachine, load_machine
+from gdl.reasoning.machine import StateMachine, load_machine
 
 GDL2 = sorted((GAMES / "gdl2").glob("*.kif"))
 ENGINES = ("general", "compiled")

@@ -11,9 +11,9 @@ import pytest
 from conftest import GAMES, shared_path
 
 import ggp_cli
-from gdl.gdl2_solve import solve_gdl2
-from gdl.gdl2_tree import expand_gdl2, infoset_name
-from gdl.machine import load_machine
+from gdl.gdl2.solve import solve_gdl2
+from gdl.gdl2.tree import expand_gdl2, infoset_name
+from gdl.reasoning.machine import load_machine
 from solvers.errors import GameError, LimitReached
 from solvers.extensive.efg_format import read_efg
 from solvers.extensive.exploitability import nash_conv

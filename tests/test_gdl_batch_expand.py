@@ -1,9 +1,9 @@
-"""Batched expansion (gdl.batch_expand) against the per-state one (gdl.expand).
+"""Batched expansion (gdl.expansion.batch_expand) against the per-state one (gdl.expansion.expand).
 
 The per-state path is the reference: both must give the same state graph, state
 for state in the same numbering (same states, same legal moves in the same order,
 same children of every joint move, same terminal goals). Every test runs twice:
-with the compiled kernels (gdl.batch_kernels, for every batch size) and with the
+with the compiled kernels (gdl.reasoning.batch_kernels, for every batch size) and with the
 numpy fallback.
 """
 
@@ -21,15 +21,15 @@ import pytest
 from conftest import GAMES, shared_path
 from test_gdl_solve_expand import COIN, CYCLE, NIM
 
-import gdl.batch_expand
-import gdl.batch_machine
-import gdl.expand
-import gdl.kernels
-import gdl.row_table
-from gdl.batch_expand import DagExpansion, expand_dag, from_graph
-from gdl.expand import Budget, expand_states
-from gdl.machine import load_machine
-from gdl.row_table import RowTable, unique_rows
+import gdl.expansion.batch_expand
+import gdl.expansion.expand
+import gdl.expansion.row_table
+import gdl.reasoning.batch_machine
+import gdl.reasoning.kernels
+from gdl.expansion.batch_expand import DagExpansion, expand_dag, from_graph
+from gdl.expansion.expand import Budget, expand_states
+from gdl.expansion.row_table import RowTable, unique_rows
+from gdl.reasoning.machine import load_machine
 from solvers.errors import GameError, LimitReached, UnsupportedGame
 
 UNLIMITED = Budget(max_states=None, memory_mb=None)
@@ -38,10 +38,10 @@ UNLIMITED = Budget(max_states=None, memory_mb=None)
 @pytest.fixture(params=["numba", "numpy"], autouse=True)
 def kernels(request, monkeypatch) -> str:
     """Run the test with the compiled kernels, then with the numpy passes."""
-    if request.param == "numba" and not gdl.kernels.KERNELS.enabled:
+    if request.param == "numba" and not gdl.reasoning.kernels.KERNELS.enabled:
         pytest.skip("numba is not installed (or GGP_NUMBA=0)")
-    monkeypatch.setattr(gdl.kernels.KERNELS, "enabled", request.param == "numba")
-    monkeypatch.setattr(gdl.kernels.KERNELS, "min_items", 0)   # small games take the kernels too
+    monkeypatch.setattr(gdl.reasoning.kernels.KERNELS, "enabled", request.param == "numba")
+    monkeypatch.setattr(gdl.reasoning.kernels.KERNELS, "min_items", 0)   # small games take the kernels too
     return request.param
 
 # 2-player corpus games that expand completely in about a second state by state:
@@ -146,7 +146,7 @@ def test_path_choice_is_explicit(monkeypatch) -> None:
     with pytest.raises(GameError, match="needs the compiled engine"):
         expand_dag(load_machine(NIM, engine="general"), batched=True)
     # move rules that do not ground within the budget: state by state, said on progress
-    monkeypatch.setattr(gdl.batch_machine, "MOVE_GROUNDING_STEPS", 1)
+    monkeypatch.setattr(gdl.reasoning.batch_machine, "MOVE_GROUNDING_STEPS", 1)
     lines: list[str] = []
     result = expand_dag(load_machine(NIM, engine="compiled"), progress=lines.append)
     assert not result.batched and result.dag.num_states == 6
@@ -157,9 +157,9 @@ def test_the_batch_machine_is_built_once_within_the_time_left() -> None:
     machine = load_machine(NIM, engine="compiled")
     # a start clock's pre-solve with no time left: grounding stops at once, nothing kept
     with pytest.raises(LimitReached, match="grounding exceeds 0 s"):
-        gdl.batch_expand.batch_machine_within(machine, Budget(time_limit=0.0))
-    built = gdl.batch_expand.batch_machine_within(machine, Budget())
-    assert gdl.batch_expand.batch_machine_within(machine, Budget(time_limit=0.0)) is built
+        gdl.expansion.batch_expand.batch_machine_within(machine, Budget(time_limit=0.0))
+    built = gdl.expansion.batch_expand.batch_machine_within(machine, Budget())
+    assert gdl.expansion.batch_expand.batch_machine_within(machine, Budget(time_limit=0.0)) is built
     assert expand_dag(machine).batched and expand_dag(machine).dag.num_states == 6
 
 
@@ -175,13 +175,13 @@ def test_budgets_stop_with_one_line(monkeypatch) -> None:
     with pytest.raises(LimitReached, match="time limit of 0 s"):
         expand_dag(machine, budget=Budget(time_limit=0.0))
     used = iter(range(0, 10**6, 100))       # resident MB grows by 100 at each check
-    monkeypatch.setattr(gdl.expand, "_resident_mb", lambda: float(next(used)))
+    monkeypatch.setattr(gdl.expansion.expand, "_resident_mb", lambda: float(next(used)))
     with pytest.raises(LimitReached, match="memory budget of 250 MB"):
         expand_dag(machine, budget=Budget(memory_mb=250))
 
 
 def test_progress_lines_give_rates_and_memory(monkeypatch) -> None:
-    monkeypatch.setattr(gdl.batch_expand, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(gdl.expansion.batch_expand, "PROGRESS_SECONDS", 0.0)
     lines: list[str] = []
     expand_dag(load_machine(GAMES / "gdl" / "simultaneous_tictactoe.kif", engine="compiled"),
                progress=lines.append)
@@ -197,7 +197,7 @@ def test_row_table_is_exact_when_every_hash_collides(monkeypatch) -> None:
     expected = list(dict.fromkeys(map(tuple, rows.tolist())))
     assert [tuple(r) for r in rows[first].tolist()] == expected
     assert np.array_equal(rows[first][inverse], rows)
-    monkeypatch.setattr(gdl.row_table, "hash_rows", lambda r: np.zeros(len(r), dtype=np.uint64))
+    monkeypatch.setattr(gdl.expansion.row_table, "hash_rows", lambda r: np.zeros(len(r), dtype=np.uint64))
     table = RowTable(2, capacity=4)
     a, new_a = table.add(rows[:300])
     b, new_b = table.add(rows[200:])
@@ -209,22 +209,22 @@ def test_row_table_is_exact_when_every_hash_collides(monkeypatch) -> None:
 def test_compiled_transpose_and_hash_equal_the_numpy_ones(kernels: str) -> None:
     rng = np.random.default_rng(3)
     matrix = rng.integers(0, 2**64, size=(192, 3), dtype=np.uint64)
-    expected = gdl.batch_machine._transpose_numpy(matrix)
-    assert np.array_equal(gdl.batch_machine.transpose_bits(matrix), expected)
-    assert np.array_equal(gdl.batch_machine.transpose_bits(expected), matrix)
+    expected = gdl.reasoning.batch_machine._transpose_numpy(matrix)
+    assert np.array_equal(gdl.reasoning.batch_machine.transpose_bits(matrix), expected)
+    assert np.array_equal(gdl.reasoning.batch_machine.transpose_bits(expected), matrix)
     # a hand-made bit: row 5, column 70 -> row 70, column 5
     single = np.zeros((64, 2), dtype=np.uint64)
     single[5, 1] = np.uint64(1 << 6)
-    moved = gdl.batch_machine.transpose_bits(single)
+    moved = gdl.reasoning.batch_machine.transpose_bits(single)
     assert moved[70, 0] == np.uint64(1 << 5) and int(moved.astype(bool).sum()) == 1
-    hashes = gdl.row_table.hash_rows(matrix)
-    gdl.kernels.KERNELS.enabled = kernels != "numba"
-    assert np.array_equal(gdl.row_table.hash_rows(matrix), hashes)
+    hashes = gdl.expansion.row_table.hash_rows(matrix)
+    gdl.reasoning.kernels.KERNELS.enabled = kernels != "numba"
+    assert np.array_equal(gdl.expansion.row_table.hash_rows(matrix), hashes)
 
 
 def test_row_table_grows_and_keeps_numbers_under_collisions(monkeypatch) -> None:
     # a few distinct hash values only: long probe runs, slot rebuilds while adding
-    monkeypatch.setattr(gdl.row_table, "hash_rows",
+    monkeypatch.setattr(gdl.expansion.row_table, "hash_rows",
                         lambda r: (r[:, 0] % np.uint64(3)).astype(np.uint64))
     rng = np.random.default_rng(11)
     rows = rng.integers(0, 3000, size=(5000, 1)).astype(np.uint64)
@@ -236,35 +236,35 @@ def test_row_table_grows_and_keeps_numbers_under_collisions(monkeypatch) -> None
 
 
 def test_kernel_rule_threshold_switch_and_lazy_import(monkeypatch) -> None:
-    monkeypatch.setattr(gdl.kernels.KERNELS, "min_items", 50_000)
-    monkeypatch.setattr(gdl.kernels.KERNELS, "loaded", None)
-    if gdl.kernels.KERNELS.enabled:
-        assert gdl.kernels.compiled(49_999) is None
-        assert gdl.kernels.compiled(50_000).__name__ == "gdl.batch_kernels"
-        assert gdl.kernels.compiled(1).__name__ == "gdl.batch_kernels"   # loaded: every size
+    monkeypatch.setattr(gdl.reasoning.kernels.KERNELS, "min_items", 50_000)
+    monkeypatch.setattr(gdl.reasoning.kernels.KERNELS, "loaded", None)
+    if gdl.reasoning.kernels.KERNELS.enabled:
+        assert gdl.reasoning.kernels.compiled(49_999) is None
+        assert gdl.reasoning.kernels.compiled(50_000).__name__ == "gdl.reasoning.batch_kernels"
+        assert gdl.reasoning.kernels.compiled(1).__name__ == "gdl.reasoning.batch_kernels"   # loaded: every size
     # held (the agent's clocks): no load inside, the kernels once loaded still serve
-    kernels_in = gdl.kernels.KERNELS.loaded
-    monkeypatch.setattr(gdl.kernels.KERNELS, "loaded", None)
-    with gdl.kernels.KERNELS.held():
-        assert gdl.kernels.compiled(10**9) is None
+    kernels_in = gdl.reasoning.kernels.KERNELS.loaded
+    monkeypatch.setattr(gdl.reasoning.kernels.KERNELS, "loaded", None)
+    with gdl.reasoning.kernels.KERNELS.held():
+        assert gdl.reasoning.kernels.compiled(10**9) is None
     if kernels_in is not None:
-        monkeypatch.setattr(gdl.kernels.KERNELS, "loaded", kernels_in)
-        with gdl.kernels.KERNELS.held():
-            assert gdl.kernels.compiled(1) is kernels_in
-    monkeypatch.setattr(gdl.kernels.KERNELS, "enabled", False)
-    assert gdl.kernels.compiled(10**9) is None
+        monkeypatch.setattr(gdl.reasoning.kernels.KERNELS, "loaded", kernels_in)
+        with gdl.reasoning.kernels.KERNELS.held():
+            assert gdl.reasoning.kernels.compiled(1) is kernels_in
+    monkeypatch.setattr(gdl.reasoning.kernels.KERNELS, "enabled", False)
+    assert gdl.reasoning.kernels.compiled(10**9) is None
     # a numba that does not import switches the kernels off instead of failing
-    monkeypatch.setattr(gdl.kernels.KERNELS, "enabled", True)
-    monkeypatch.setattr(gdl.kernels.KERNELS, "loaded", None)
-    monkeypatch.setitem(sys.modules, "gdl.batch_kernels", None)
-    assert gdl.kernels.compiled(10**9) is None and not gdl.kernels.KERNELS.enabled
+    monkeypatch.setattr(gdl.reasoning.kernels.KERNELS, "enabled", True)
+    monkeypatch.setattr(gdl.reasoning.kernels.KERNELS, "loaded", None)
+    monkeypatch.setitem(sys.modules, "gdl.reasoning.batch_kernels", None)
+    assert gdl.reasoning.kernels.compiled(10**9) is None and not gdl.reasoning.kernels.KERNELS.enabled
     # GGP_NUMBA=0 switches the kernels off; numba is imported only when a batch needs it
-    code = ("import sys, gdl.batch_expand, gdl.kernels; "
-            "print(gdl.kernels.KERNELS.enabled, 'numba' in sys.modules)")
+    code = ("import sys, gdl.expansion.batch_expand, gdl.reasoning.kernels; "
+            "print(gdl.reasoning.kernels.KERNELS.enabled, 'numba' in sys.modules)")
     for value, enabled in (("0", "False"), ("1", str(find_spec("numba") is not None))):
         env = {**os.environ, "GGP_NUMBA": value}
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             env=env, cwd=Path(gdl.kernels.__file__).parent.parent, check=True)
+                             env=env, cwd=Path(gdl.reasoning.kernels.__file__).parent.parent, check=True)
         assert out.stdout.split() == [enabled, "False"]
 
 
@@ -274,7 +274,7 @@ def test_network_with_recursion_and_negation_equals_a_hand_evaluation(kernels: s
     # blocked 13 <- not reach_c; always 14 <- (empty body)
     rules = {10: [((3,), ()), ((11, 1), ())], 11: [((10, 1), ()), ((12, 2), ())],
              12: [((11, 2), ())], 13: [((), (12,))], 14: [((), ())]}
-    network = gdl.batch_machine.Network(rules, [10, 11, 12, 13, 14])
+    network = gdl.reasoning.batch_machine.Network(rules, [10, 11, 12, 13, 14])
     assert any(layer.recursive for layer in network.layers)
     items = 64 * 3
     rng = np.random.default_rng(5)

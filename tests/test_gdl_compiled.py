@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from conftest import REPO, shared_path
 
-from gdl.compile import CompiledMachine, compile_machine
-from gdl.ground import Budget
-from gdl.parser import parse_kif
+from gdl.reasoning.compile import CompiledMachine, compile_machine
+from gdl.reasoning.ground import Budget
+from gdl.reasoning.parser import parse_kif
 from solvers.errors import GameError, GameRuntimeError, LimitReached
 
 TTT = """
@@ -222,7 +222,7 @@ def test_prover_edge_case_matches_oracle(name: str, tmp_path: Path) -> None:
     game = shared_path("gdl-corpus", "prover-tests", f"{name}.kif")
     rules = parse_kif(game.read_text(), str(game))
     try:
-        from gdl.validate import validate
+        from gdl.reasoning.validate import validate
     except ImportError:
         validate = None
     if validate is not None:
@@ -243,7 +243,7 @@ def test_prover_edge_case_matches_oracle(name: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["ticTacToe", "connectFour", "breakthrough", "ticTicToe"])
 def test_agrees_with_general_engine(name: str) -> None:
-    machine_module = pytest.importorskip("gdl.machine")
+    machine_module = pytest.importorskip("gdl.reasoning.machine")
     game = corpus_game(name)
     rules = parse_kif(game.read_text(), str(game))
     fast = compile_machine(rules, name=name)
@@ -273,7 +273,7 @@ def test_agrees_with_general_engine(name: str) -> None:
 
 
 def test_bench_measures_whole_tic_tac_toe_playouts() -> None:
-    from gdl.bench import bench_engine, bench_oracle
+    from gdl.bench.gdl import bench_engine, bench_oracle
 
     game = corpus_game("ticTacToe")
     ours = bench_engine(game, "compiled", 0.2, seed=1)

@@ -11,9 +11,9 @@ from conftest import shared_path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gdl.machine import GeneralMachine
-from gdl.parser import MAX_DEPTH, parse_kif
-from gdl.validate import validate
+from gdl.reasoning.machine import GeneralMachine
+from gdl.reasoning.parser import MAX_DEPTH, parse_kif
+from gdl.reasoning.validate import validate
 from solvers.errors import FormatError, GameError
 
 TOKEN = re.compile(r";[^\n]*|\(|\)|[^\s();]+")

@@ -1,4 +1,4 @@
-"""Goofspiel and Oshi-Zumo in GDL (games/gdl, written by gdl.bench_games), solved.
+"""Goofspiel and Oshi-Zumo in GDL (games/gdl, written by gdl.bench.games), solved.
 
 Values are checked by hand (goofspiel_ties N = 2, 3), by symmetry (goofspiel_N: 50),
 by separate Python programs written from the rules (backward induction with an LP
@@ -20,13 +20,13 @@ import test_gdl_oracle
 from conftest import GAMES
 from scipy.optimize import linprog
 
-from gdl.bench_games import benchmark_files
-from gdl.corpus_check import oracle_trace
-from gdl.machine import load_machine
-from gdl.scale_bench import main as bench_main
-from gdl.scale_bench import openspiel_value_iteration
-from gdl.solve_cli import solve_game
-from gdl.trace import replay
+from gdl.bench.corpus_check import oracle_trace
+from gdl.bench.games import benchmark_files
+from gdl.bench.solve import main as bench_main
+from gdl.bench.solve import openspiel_value_iteration
+from gdl.reasoning.machine import load_machine
+from gdl.reasoning.trace import replay
+from gdl.solving.solve import solve_game
 from solvers.errors import GameError
 
 GDL = GAMES / "gdl"
@@ -121,7 +121,7 @@ def facts(line: dict) -> dict[str, list[str]]:
 
 def test_the_files_are_the_generators_output() -> None:
     for name, text in benchmark_files():
-        assert (GDL / name).read_text(encoding="utf-8") == text, f"{name}: run gdl.bench_games"
+        assert (GDL / name).read_text(encoding="utf-8") == text, f"{name}: run gdl.bench.games"
 
 
 # Goofspiel with ties going to p0, by hand (cards and prizes as in the files).

@@ -12,10 +12,10 @@ import numpy as np
 from conftest import shared_path
 from test_gdl_batch_expand import compare
 
-from gdl.batch_machine import BatchMachine, pack_ints
-from gdl.ground import Budget
-from gdl.machine import load_machine
-from gdl.move_projection import ground_move_rules, project_moves
+from gdl.reasoning.batch_machine import BatchMachine, pack_ints
+from gdl.reasoning.ground import Budget
+from gdl.reasoning.machine import load_machine
+from gdl.reasoning.move_projection import ground_move_rules, project_moves
 
 # blockerParallel on two 2x2 boards: the crosser wins a board with a path from row 1
 # to row 2; the same move and next rules as the corpus game

@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
-from gdl.corpus_check import oracle_trace
-from gdl.machine import GeneralMachine, load_machine, read_rules
-from gdl.trace import replay
-from gdl.validate import validate
+from gdl.bench.corpus_check import oracle_trace
+from gdl.reasoning.machine import GeneralMachine, load_machine, read_rules
+from gdl.reasoning.trace import replay
+from gdl.reasoning.validate import validate
 from solvers.errors import ValidationError
 
 PROVER_TESTS = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from conftest import shared_path
 
-from gdl.parser import MAX_DEPTH, parse_kif, parse_term, parse_terms
-from gdl.terms import Const, Distinct, Fn, Not, Or, Rule, Var, term_to_kif
+from gdl.reasoning.parser import MAX_DEPTH, parse_kif, parse_term, parse_terms
+from gdl.reasoning.terms import Const, Distinct, Fn, Not, Or, Rule, Var, term_to_kif
 from solvers.errors import FormatError
 
 TEXT = """; a comment (with parentheses
@@ -86,7 +86,7 @@ def test_prover_tests_parse() -> None:
 
 
 def test_rules_hash_ignores_rule_order_and_variable_names() -> None:
-    from gdl.machine import rules_hash
+    from gdl.reasoning.machine import rules_hash
 
     a = parse_kif("(role x)\n(<= (p ?a ?b) (q ?a) (r ?b))\n(q 1)")
     b = parse_kif("(q 1)\n(ROLE x)\n(<= (p ?u ?v) (q ?u) (r ?v))")

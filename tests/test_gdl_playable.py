@@ -7,7 +7,7 @@ import random
 import pytest
 from conftest import shared_path
 
-from gdl.loader import load_game
+from gdl.formats import load_game
 from gdl.playable import GdlGame
 from solvers.errors import GameError
 from solvers.playable import PlayableGame

@@ -6,7 +6,7 @@ import json
 
 from conftest import shared_path
 
-from gdl.solve_bench import main
+from gdl.bench.corpus import main
 
 
 def test_bench_solves_what_fits_and_says_why_the_rest_does_not(capsys) -> None:
@@ -69,7 +69,7 @@ def test_unknown_names_and_solvers_are_one_line_errors(tmp_path) -> None:
 def test_results_file_resumes_a_sweep_and_tables_what_it_holds(tmp_path, capsys) -> None:
     import pytest
 
-    from gdl.solve_bench import corpus_games
+    from gdl.bench.corpus import corpus_games
     from solvers.errors import GameError
 
     corpus = shared_path("gdl-corpus")

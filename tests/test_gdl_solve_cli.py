@@ -7,8 +7,8 @@ import json
 import pytest
 
 import ggp_cli
-from gdl.parser import parse_kif
-from gdl.solution_store import find_solution
+from gdl.reasoning.parser import parse_kif
+from gdl.solving.store import find_solution
 
 # Two rounds of matching pennies: the matcher scores when the coins match; goals are
 # the matcher's share of the two rounds (0, 50, 100): value 50, both uniform.
@@ -99,19 +99,22 @@ def test_errors_are_one_line(tmp_path, pennies, capsys) -> None:
 
 
 def test_solver_time_limit_is_reported(pennies, monkeypatch) -> None:
-    from gdl import solve_cli
-    from gdl.expand import expand
-    from gdl.machine import load_machine
+    import dataclasses
+
+    from gdl.expansion.expand import expand
+    from gdl.reasoning.machine import load_machine
+    from gdl.solving.solve import solve_expansion
+    from solvers import registry
     from solvers.errors import LimitReached
-    from solvers.simultaneous import baseline
 
     def slow(*args, **kwargs):
         raise LimitReached("time limit reached after solving 1 of 3 nodes")
 
-    monkeypatch.setattr(baseline, "solve", slow)
+    monkeypatch.setitem(registry.SOLVERS, "baseline",
+                        dataclasses.replace(registry.SOLVERS["baseline"], solve=slow))
     with pytest.raises(LimitReached, match=r"baseline stopped: time limit reached after "
                                            r"solving 1 of 3 nodes \(raise --time-limit\)"):
-        solve_cli.solve_expansion(expand(load_machine(pennies)), "baseline", time_limit=1.0)
+        solve_expansion(expand(load_machine(pennies)), "baseline", time_limit=1.0)
 
 
 def test_outputs_into_missing_folders_are_created_and_reported(pennies, tmp_path, capsys) -> None:
@@ -129,7 +132,7 @@ def test_outputs_into_missing_folders_are_created_and_reported(pennies, tmp_path
 @pytest.mark.parametrize("option", ["--save", "--strategy"])
 def test_an_unwritable_output_fails_before_the_solve(pennies, tmp_path, capsys, monkeypatch,
                                                      option) -> None:
-    from gdl import solve_cli
+    from gdl.cli import solve as solve_cli
 
     def never(*args, **kwargs):
         raise AssertionError("the game was solved before the output was checked")

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from conftest import GAMES
 
-from gdl.expand import Budget, expand, expand_states
-from gdl.machine import load_machine
+from gdl.expansion.expand import Budget, expand, expand_states
+from gdl.reasoning.machine import load_machine
 from solvers.errors import LimitReached, UnsupportedGame
 from solvers.simultaneous.model import CHANCE, TERMINAL
 
@@ -198,18 +198,18 @@ def test_budgets_stop_with_a_clear_message() -> None:
 
 
 def test_memory_budget(monkeypatch) -> None:
-    import gdl.expand
+    import gdl.expansion.expand
 
     used = iter(range(0, 10**6, 100))       # resident MB grows by 100 at each check
-    monkeypatch.setattr(gdl.expand, "_resident_mb", lambda: float(next(used)))
+    monkeypatch.setattr(gdl.expansion.expand, "_resident_mb", lambda: float(next(used)))
     with pytest.raises(LimitReached, match="memory budget of 250 MB"):
         expand_states(load_machine(TICTACTOE), budget=Budget(memory_mb=250))
 
 
 def test_progress_lines_report_states_per_second_and_memory(monkeypatch) -> None:
-    import gdl.expand
+    import gdl.expansion.expand
 
-    monkeypatch.setattr(gdl.expand, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(gdl.expansion.expand, "PROGRESS_SECONDS", 0.0)
     lines: list[str] = []
     expand_states(load_machine(NIM), progress=lines.append)
     assert lines and "states found" in lines[-1] and "states/s" in lines[-1]

@@ -13,9 +13,9 @@ import pytest
 from conftest import GAMES, shared_path
 from scipy.optimize import linprog
 
-from gdl.expand import Budget, expand
-from gdl.machine import load_machine
-from gdl.solve_cli import solve_expansion, solve_game, strategy_lines
+from gdl.expansion.expand import Budget, expand
+from gdl.reasoning.machine import load_machine
+from gdl.solving.solve import solve_expansion, solve_game, strategy_lines
 from solvers.errors import LimitReached
 
 TICTACTOE = GAMES / "gdl" / "simultaneous_tictactoe.kif"

@@ -14,9 +14,9 @@ import pytest
 from conftest import GAMES, shared_path
 
 import ggp_cli
-from gdl.solution_npz import NpzSolution
-from gdl.solution_store import find_solution, load_solution
-from gdl.solve_cli import solve_game
+from gdl.solving.solve import solve_game
+from gdl.solving.store import find_solution, load_solution
+from gdl.solving.store_npz import NpzSolution
 
 TICTACTOE = GAMES / "gdl" / "simultaneous_tictactoe.kif"
 
@@ -94,7 +94,7 @@ def test_npz_round_trip_equals_json_lines(tmp_path, solver) -> None:
 
 
 def test_npz_fast_path_by_the_compiled_machines_state(tmp_path) -> None:
-    from gdl.machine import load_machine
+    from gdl.reasoning.machine import load_machine
 
     target = tmp_path / "ttt.npz"
     assert ggp_cli.main(["solve", str(TICTACTOE), "--quiet", "--save", str(target)]) == 0
@@ -119,9 +119,9 @@ def test_a_broken_npz_is_skipped_or_refused(tmp_path) -> None:
     ("baseline", {"memory_mb": 0.5}, "raise --memory-mb"),
     ("ih", {"time_limit": 1e-9}, "raise --time-limit")])
 def test_the_solve_phase_stops_with_one_line(solver, options, hint) -> None:
-    from gdl.batch_expand import expand_dag
-    from gdl.machine import load_machine
-    from gdl.solve_cli import solve_dag_expansion
+    from gdl.expansion.batch_expand import expand_dag
+    from gdl.reasoning.machine import load_machine
+    from gdl.solving.solve import solve_dag_expansion
     from solvers.errors import LimitReached
 
     expansion = expand_dag(load_machine(TICTACTOE))

@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gdl.parser import parse_kif
-from gdl.solution_store import find_solution, load_solution, node_line, save_solution
+from gdl.reasoning.parser import parse_kif
+from gdl.solving.store import find_solution, load_solution, node_line, save_solution
 from solvers.errors import FormatError, GameError
 
 RULES = """

@@ -1,4 +1,4 @@
-"""The general engine's special paths (gdl.topdown) against the compiled engine.
+"""The general engine's special paths (gdl.reasoning.topdown) against the compiled engine.
 
 The compiled engine grounds the game and evaluates it bottom-up: a separate
 implementation of the same semantics. Each game below drives one path of the
@@ -14,10 +14,10 @@ import sys
 
 import pytest
 
-from gdl.compile import compile_machine
-from gdl.machine import GeneralMachine, StateMachine
-from gdl.parser import parse_kif
-from gdl.validate import validate
+from gdl.reasoning.compile import compile_machine
+from gdl.reasoning.machine import GeneralMachine, StateMachine
+from gdl.reasoning.parser import parse_kif
+from gdl.reasoning.validate import validate
 
 # Tokens walk a graph whose edges the players add; reach is left-recursive on the
 # same call when asked with the start bound, and `linked` is symmetric: a cycle.

@@ -11,10 +11,10 @@ import pytest
 from conftest import shared_path
 
 import ggp_cli
-from gdl.machine import load_machine, read_rules
-from gdl.parser import parse_kif
-from gdl.trace import read_trace, replay
-from gdl.validate import problems_of, validate
+from gdl.reasoning.machine import load_machine, read_rules
+from gdl.reasoning.parser import parse_kif
+from gdl.reasoning.trace import read_trace, replay
+from gdl.reasoning.validate import problems_of, validate
 from solvers.errors import GameRuntimeError, ValidationError
 
 BASE = "(role a)\n(init (s 0))\n(<= terminal (true (s 1)))\n(<= (legal a go) (true (s 0)))\n"

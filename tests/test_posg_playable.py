@@ -9,7 +9,7 @@ import pytest
 from conftest import shared_path
 from test_posg_hsvi import GUESS
 
-from gdl.loader import load_game, load_game_text
+from gdl.formats import load_game, load_game_text
 from solvers.errors import GameRuntimeError
 from solvers.playable import PlayableGame
 from solvers.posg.playable import DEFAULT_HORIZON, PosgPlayable

@@ -40,7 +40,7 @@ def _outcomes(matches: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
 
 
 def _single_machine(tmp_path: Path, players: list[str], rounds: int) -> dict[str, Any]:
-    from gdl.loader import load_game
+    from gdl.formats import load_game
     from server.app import MatchServer
     from server.records import Records
     from server.tournament import run_tournament
@@ -60,7 +60,7 @@ def _single_machine(tmp_path: Path, players: list[str], rounds: int) -> dict[str
 
 def _on_ray(db: Path, players: list[str], rounds: int, on_match: Any = None,
             concurrency: int = 2) -> Any:
-    from gdl.loader import load_game
+    from gdl.formats import load_game
     from server.ray_tournament import game_source, run_ray_tournament
     from server.records import Records
 
@@ -153,9 +153,9 @@ def test_sharded_solve_of_a_corpus_game_equals_one_process(cluster: Any) -> None
     state and the certificate of the single-process scale path."""
     import numpy as np
 
-    from gdl.ray_solve import solve_sharded
-    from gdl.row_table import RowTable
-    from gdl.solve_cli import solve_game
+    from gdl.expansion.row_table import RowTable
+    from gdl.solving.ray_solve import solve_sharded
+    from gdl.solving.solve import solve_game
 
     path = shared_path("gdl-corpus", "repository", "chickentictactoe.kif")
     single = solve_game(path, "baseline")
@@ -185,7 +185,7 @@ def test_sharded_solve_of_a_corpus_game_equals_one_process(cluster: Any) -> None
 
 
 def test_solve_with_ray_refuses_what_it_does_not_do(tmp_path: Path) -> None:
-    from gdl.solve_cli import main
+    from gdl.cli.solve import solve_main as main
     from solvers.errors import GameError
 
     game = str(GAMES / "gdl" / "goofspiel_3.kif")

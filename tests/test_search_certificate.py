@@ -14,8 +14,8 @@ from conftest import GAMES
 from solvers.search import solve_exact
 from solvers.search.exact import NodeShape, exact_backup
 
-pytest.importorskip("gdl.machine")
-from gdl.machine import load_machine  # noqa: E402
+pytest.importorskip("gdl.reasoning.machine")
+from gdl.reasoning.machine import load_machine  # noqa: E402
 
 
 def test_simultaneous_tictactoe_is_solved_and_certified() -> None:

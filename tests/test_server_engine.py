@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from conftest import GAMES, running_server
 
-from gdl.loader import load_game
+from gdl.formats import load_game
 from solvers.playable import PlayableGame
 
 CASES = [("gdl/simultaneous_tictactoe.kif", 3), ("gdl2/kuhn_poker.kif", 7),

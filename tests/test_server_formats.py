@@ -17,8 +17,8 @@ import pytest
 from conftest import GAMES, REPO, running_server, shared_path
 from test_server_support import GgpHttpTestPlayer, ScriptedAgent
 
-from gdl.loader import load_game
-from server.bench import run_bench
+from gdl.formats import load_game
+from server.bench.server import run_bench
 from server.records import ggp_base_json
 
 
@@ -200,13 +200,16 @@ async def test_solver_builtin_plays_the_solved_gdl_game(server) -> None:
     game = load_game(GAMES / "gdl" / "simultaneous_tictactoe.kif")
     player = SolverPlayer(parse_spec("solver"))
     await player.start(SeatInfo("m", game, 0, 30.0, 5.0, 1))
-    assert player.gdl is not None  # solved inside the start clock, not left to uct
+    solved = player.policy
+    assert solved is not None  # solved inside the start clock, not left to uct
     # the baseline's root value is the reference one (shared/reference/VALUES.md: 50 / 50)
     start = game.initial_state(random.Random(0))
-    root = player.gdl.expansion.node_of(start[0])
-    assert player.gdl.solution.values[root].tolist() == pytest.approx([50.0, 50.0])
+    root = solved.expansion.node_of(start[0])
+    assert solved.solution.values[root].tolist() == pytest.approx([50.0, 50.0])
     legal = game.legal_moves(start, 0)
-    assert sum(player.gdl.weights(start[0], "p0", legal)) == pytest.approx(1.0)
+    assert sum(solved.weights(start[0], "p0", legal)) == pytest.approx(1.0)
+    # played from what the seat is told: the first step's observation starts the match
+    assert solved(0, game.observation(start, 0), legal) == solved.weights(start[0], "p0", legal)
     outcome = await server.play_match(game, ["solver", "random"], startclock=30, playclock=2,
                                       seed=1)
     assert outcome.status == "completed" and all(e == ["", ""] for e in outcome.errors)

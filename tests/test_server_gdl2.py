@@ -19,7 +19,7 @@ import pytest
 from conftest import GAMES, running_server
 from test_server_support import GgpHttpTestPlayer, ScriptedAgent, kif_items
 
-from gdl.loader import load_game
+from gdl.formats import load_game
 from server import ggp_http
 from server.gdl2 import is_gdl2
 from server.protocol import normalize_move
@@ -332,7 +332,7 @@ async def test_random_without_sees_stays_plain_gdl(server) -> None:
     """Nature hides a coin, the guesser guesses: `random` without `sees` is plain GDL."""
     from test_gdl_playable import COIN
 
-    from gdl.loader import load_game_text
+    from gdl.formats import load_game_text
 
     game = load_game_text("gdl", COIN, name="coin")
     assert not is_gdl2(game)
@@ -362,7 +362,7 @@ async def test_solver_builtin_plays_the_solved_strategy_at_its_information_sets(
         server) -> None:
     """``solver`` in Kuhn poker: every move it makes has positive probability in its
     solved strategy at the information set of its own recorded moves and percepts."""
-    from gdl.gdl2_tree import infoset_name
+    from gdl.gdl2.tree import infoset_name
 
     game = load_game(GAMES / "gdl2" / "kuhn_poker.kif")
     checked, pure = 0, False
@@ -371,7 +371,7 @@ async def test_solver_builtin_plays_the_solved_strategy_at_its_information_sets(
                                     seed=seed)
         outcome = await server.tasks[match.id]
         assert outcome.status == "completed" and not any(any(e) for e in outcome.errors)
-        strategy = match.players[1].policy
+        strategy = match.players[1].policy.table  # {infoset: {move: p}}
         assert strategy, "Kuhn poker is solved within the start clock"
         record = server.records.get_match(match.id)
         history: list[tuple[str, tuple[str, ...]]] = []
@@ -386,7 +386,7 @@ async def test_solver_builtin_plays_the_solved_strategy_at_its_information_sets(
 
 
 def test_the_organiser_view_shows_every_role_percepts(tmp_path) -> None:
-    from server.cli import _show_text
+    from server.cli.commands import _show_text
 
     record = {"id": "k.1", "game": "kuhn_poker", "format": "gdl", "seed": 1, "startclock": 1.0,
               "playclock": 1.0, "roles": ["first", "second"], "players": ["a", "b"],

@@ -137,7 +137,7 @@ async def test_uct_keeps_its_margin_but_at_most_a_quarter_of_the_clock(
 
 async def test_a_game_without_goals_at_its_end_completes_at_zero(server) -> None:
     """chess.kif at its move limit: the match is kept, every role scores 0, with a note."""
-    from gdl.loader import load_game_text
+    from gdl.formats import load_game_text
 
     game = load_game_text("gdl", "(role a) (role b) (init (step 0)) (legal a go) (legal b go) "
                           "(<= (next (step 1)) (true (step 0))) (<= terminal (true (step 1))) "

@@ -13,7 +13,7 @@ from conftest import GAMES, shared_path
 from scipy import stats
 from test_solve_trace import png_size
 
-from gdl.loader import load_game
+from gdl.formats import load_game
 from ggp_cli import main as ggp
 from server.match import MatchOutcome
 from server.payoff_range import PayoffRange, payoff_range

@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO, running_server, shared_path
 from websockets.asyncio.client import connect
 
-from gdl.loader import load_game
+from gdl.formats import load_game
 from server.spectators import Spectator
 from server.web.board import state_view
 

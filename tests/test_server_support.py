@@ -165,7 +165,7 @@ def kif_items(text: str) -> list[str]:
 class GgpHttpTestPlayer:
     """A minimal GGP HTTP player (ggp-base's protocol) that plays the first legal move.
 
-    It keeps its own state machine (``gdl.machine``) from START and the joint moves of
+    It keeps its own state machine (``gdl.reasoning.machine``) from START and the joint moves of
     PLAY/STOP, as every GGP player must; ``messages`` records what the manager sent.
     """
 
@@ -200,7 +200,7 @@ class GgpHttpTestPlayer:
             self.state = self.machine.next_state(self.state, moves)
 
     def reply(self, body: str) -> str:
-        from gdl.machine import load_machine
+        from gdl.reasoning.machine import load_machine
 
         items = kif_items(body)
         kind = items[0].upper()

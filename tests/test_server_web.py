@@ -15,7 +15,7 @@ import pytest
 from conftest import GAMES, REPO, running_server, shared_path
 from websockets.asyncio.client import connect
 
-from gdl.loader import load_game, load_game_text
+from gdl.formats import load_game, load_game_text
 from server.web.board import detect_grid, game_grid, parse_kif_list, state_view
 from server.web.html import colour_class
 

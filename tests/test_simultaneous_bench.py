@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from solvers.simultaneous.bench import THESIS_4_3, lcp_times, table_4_2, table_4_3
+from solvers.bench.thesis import THESIS_4_3, lcp_times, table_4_2, table_4_3
 from solvers.simultaneous.efg_export import efg_text
 from solvers.simultaneous.random_games import full_game, variable_game
 

@@ -15,8 +15,8 @@ import pytest
 from conftest import GAMES, shared_path
 from test_simultaneous_solvers import bos_with_book, figure_4_7, figure_4_12
 
-from gdl.expand import expand
-from gdl.machine import load_machine
+from gdl.expansion.expand import expand
+from gdl.reasoning.machine import load_machine
 from solvers.errors import GameError, LimitReached
 from solvers.matrix import compiled, solve_batch
 from solvers.matrix.block_lp import solve_block_lp
@@ -317,7 +317,7 @@ def test_chickentictactoe_equals_the_old_path(solver) -> None:
 
 @pytest.mark.slow
 def test_bench_level_quick_certifies_both_paths(capsys) -> None:
-    from gdl import level_bench
+    from gdl.bench import level as level_bench
     assert level_bench.main(["--quick", "--scale-width", "300"]) == 0
     out = capsys.readouterr().out
     assert "simultaneous_tictactoe" in out and "certificates: all ok" in out

@@ -18,9 +18,9 @@ from conftest import GAMES
 from test_simultaneous_dag import corpus
 from test_simultaneous_solvers import bos_with_book, figure_4_7, figure_4_12
 
-from gdl.batch_expand import expand_dag
-from gdl.level_bench import ih_today, peak_bytes
-from gdl.machine import load_machine
+from gdl.bench.level import ih_today, peak_bytes
+from gdl.expansion.batch_expand import expand_dag
+from gdl.reasoning.machine import load_machine
 from solvers.errors import LimitReached
 from solvers.matrix.selection import SELECTIONS
 from solvers.simultaneous import dag_certificate, dag_ih

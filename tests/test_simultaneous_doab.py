@@ -214,7 +214,7 @@ def corpus(name: str):
 
 
 def gdl_agrees(path) -> tuple[dict, object]:
-    from gdl.solve_cli import solve_expansion, solve_game
+    from gdl.solving.solve import solve_expansion, solve_game
 
     result = solve_game(path, "doab")
     assert result.certificate["ok"], result.certificate

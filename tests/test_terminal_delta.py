@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from gdl.compile import CompiledMachine
-from gdl.machine import load_machine
-from gdl.terminal_delta import CALIBRATION
+from gdl.reasoning.compile import CompiledMachine
+from gdl.reasoning.machine import load_machine
+from gdl.reasoning.terminal_delta import CALIBRATION
 from tests.conftest import GAMES, shared_path
 
 # board games whose terminal reads lines, an open board (negated whole in the

@@ -138,7 +138,7 @@ def wait_for(condition: Callable[[], Any], timeout: float, what: str) -> Any:
 
 def start_connect_four(st: ServerThread, seed: int = 11) -> str:
     """A connect-four match whose seats wait for two websocket agents (not started yet)."""
-    from gdl.loader import load_game
+    from gdl.formats import load_game
 
     game = load_game(CONNECT_FOUR)
 
@@ -207,7 +207,7 @@ def docs_screenshots(out: Path) -> None:
     page (``python tests/test_web_browser.py docs``)."""
     import tempfile
 
-    from gdl.loader import load_game
+    from gdl.formats import load_game
     from server.tournament import run_tournament
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from gdl.ground import Budget, ground_game
-from gdl.parser import parse_kif
+from gdl.reasoning.ground import Budget, ground_game
+from gdl.reasoning.parser import parse_kif
 from server.match import state_text
 from solvers.errors import GameError
 from solvers.playable import PlayableGame, State

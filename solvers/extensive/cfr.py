@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import ExtensiveGame
-from .sequence_form import SequenceForm
+from solvers.extensive.model import ExtensiveGame
+from solvers.extensive.sequence_form import SequenceForm
 
 
 class CFR:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cfr import CFR
+from solvers.extensive.cfr import CFR
 
 
 class CFRPlus(CFR):

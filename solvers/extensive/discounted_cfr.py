@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .cfr import CFR
-from .model import ExtensiveGame
+from solvers.extensive.cfr import CFR
+from solvers.extensive.model import ExtensiveGame
 
 
 class DiscountedCFR(CFR):

@@ -34,8 +34,15 @@ from fractions import Fraction
 from pathlib import Path
 
 from solvers.errors import FormatError, GameError, LimitReached, Location
-
-from .model import CHANCE, PLAYER, TERMINAL, ExtensiveGame, NodeTable, build_game, exact_number
+from solvers.extensive.model import (
+    CHANCE,
+    PLAYER,
+    TERMINAL,
+    ExtensiveGame,
+    NodeTable,
+    build_game,
+    exact_number,
+)
 
 DECIMAL_TOLERANCE = Fraction(1, 10**9)
 CHUNK_CHARS = 1 << 20           # characters read at a time

@@ -6,11 +6,10 @@ import time
 from pathlib import Path
 
 from solvers.errors import FormatError, GameError, LimitReached
+from solvers.extensive.efg_format import Progress, read_efg
+from solvers.extensive.model import ExtensiveGame
+from solvers.extensive.tree_format import read_tree
 from solvers.files import read_text
-
-from .efg_format import Progress, read_efg
-from .model import ExtensiveGame
-from .tree_format import read_tree
 
 FORMATS = ("efg", "tree")
 

@@ -30,9 +30,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from .cfr import CFR
-from .model import CHANCE, TERMINAL, ExtensiveGame
-from .sequence_form import SequenceForm
+from solvers.extensive.cfr import CFR
+from solvers.extensive.model import CHANCE, TERMINAL, ExtensiveGame
+from solvers.extensive.sequence_form import SequenceForm
 
 
 class ChanceSamplingCFR(CFR):

@@ -19,11 +19,10 @@ from typing import Any
 import numpy as np
 
 from solvers.errors import GameRuntimeError, LimitReached
-
-from .files import read_game_text
-from .model import CHANCE, PLAYER, TERMINAL, ExtensiveGame
-from .solve import solve
-from .strategy_io import strategy_dict
+from solvers.extensive.files import read_game_text
+from solvers.extensive.model import CHANCE, PLAYER, TERMINAL, ExtensiveGame
+from solvers.extensive.solve import solve
+from solvers.extensive.strategy_io import strategy_dict
 
 # the LP is exact and fast up to roughly this many sequences (Leduc-5 has ~1,800)
 LP_MAX_SEQUENCES = 20_000

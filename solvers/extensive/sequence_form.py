@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .model import ExtensiveGame
+from solvers.extensive.model import ExtensiveGame
 
 
 @dataclass(frozen=True)

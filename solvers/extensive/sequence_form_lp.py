@@ -25,10 +25,9 @@ import numpy as np
 from scipy import sparse
 
 from solvers.errors import GameError, LimitReached, UnsupportedGame
-
-from .highs_run import LPInterrupted, run_lp
-from .model import ExtensiveGame
-from .sequence_form import SequenceForm
+from solvers.extensive.highs_run import LPInterrupted, run_lp
+from solvers.extensive.model import ExtensiveGame
+from solvers.extensive.sequence_form import SequenceForm
 
 
 @dataclass(frozen=True)

@@ -19,18 +19,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.errors import GameError
+from solvers.extensive.exploitability import nash_conv
+from solvers.extensive.model import ExtensiveGame
+from solvers.extensive.sequence_form_lp import solve_lp
+from solvers.extensive.strategy_io import root_strategy
+from solvers.registry import EXTENSIVE
+from solvers.registry import solver as find_solver
 from solvers.report import by_player
 
-from .cfr import CFR
-from .cfr_plus import CFRPlus
-from .discounted_cfr import DiscountedCFR
-from .exploitability import nash_conv
-from .mccfr import ChanceSamplingCFR, OutcomeSamplingMCCFR
-from .model import ExtensiveGame
-from .sequence_form_lp import solve_lp
-from .strategy_io import root_strategy
-
-SOLVERS = ("cfr", "cfr+", "dcfr", "mccfr", "lp")
 SAMPLING = ("chance", "outcome")
 DEFAULT_ITERATIONS = 1000
 PROGRESS_SECONDS = 2.0
@@ -57,20 +53,6 @@ class SolveResult:
                 "seconds": round(self.seconds, 6)}
 
 
-def make_solver(name: str, game: ExtensiveGame, seed: int = 0, sampling: str = "chance"):
-    if name == "cfr":
-        return CFR(game)
-    if name == "cfr+":
-        return CFRPlus(game)
-    if name == "dcfr":
-        return DiscountedCFR(game)
-    if name == "mccfr":
-        if sampling == "outcome":
-            return OutcomeSamplingMCCFR(game, seed=seed)
-        return ChanceSamplingCFR(game, seed=seed)
-    raise GameError(f"unknown solver {name!r} (one of {', '.join(SOLVERS)})")
-
-
 def solve(game: ExtensiveGame, solver: str = "cfr+", iterations: int | None = None,
           time_limit: float | None = None, seed: int = 0, sampling: str = "chance",
           progress: Callable[[str], None] | None = None,
@@ -82,6 +64,7 @@ def solve(game: ExtensiveGame, solver: str = "cfr+", iterations: int | None = No
     final certificate too: the solver stops early enough for one NashConv pass, timed on
     the uniform strategy before it starts.
     """
+    entry = find_solver(solver, EXTENSIVE)
     started = time.monotonic()
     progress_every = PROGRESS_SECONDS if progress_every is None else progress_every
     if deadline is None and time_limit is not None:
@@ -92,16 +75,16 @@ def solve(game: ExtensiveGame, solver: str = "cfr+", iterations: int | None = No
         before = time.monotonic()
         nash_conv(game, game.uniform_strategy())
         stop = deadline - (time.monotonic() - before)
-    if solver == "lp":
+    if entry.make is None:      # the exact one: the sequence-form LP
         solution = solve_lp(game, deadline=stop, progress=progress)
         check = nash_conv(game, solution.strategy)
-        return SolveResult("lp", solution.values, check.nash_conv, solution.iterations,
+        return SolveResult(solver, solution.values, check.nash_conv, solution.iterations,
                            time.monotonic() - started, solution.strategy)
     if iterations is None and deadline is None:
         iterations = DEFAULT_ITERATIONS
     if iterations is not None and iterations < 0:
         raise GameError("--iterations must be >= 0")
-    run = make_solver(solver, game, seed=seed, sampling=sampling)
+    run = entry.make(game, seed, sampling)
     chunk, done = 1, 0
     last_report = started
     point = _TracePoints(game, run.average_strategy, trace, started)

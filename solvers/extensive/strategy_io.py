@@ -20,9 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.errors import FormatError, Location
+from solvers.extensive.model import ExtensiveGame, exact_number
 from solvers.report import mixed, player_keys
-
-from .model import ExtensiveGame, exact_number
 
 _WS = re.compile(r"\s+")
 

@@ -26,9 +26,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from solvers.errors import FormatError, Location
-from solvers.files import read_text
-
-from .model import (
+from solvers.extensive.model import (
     CHANCE,
     PLAYER,
     TERMINAL,
@@ -38,6 +36,7 @@ from .model import (
     build_game,
     exact_number,
 )
+from solvers.files import read_text
 
 # players are numbered, not listed: a number bounds the payoff vectors (2**64 hung the reader)
 MAX_PLAYERS = 64

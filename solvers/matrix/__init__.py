@@ -4,9 +4,9 @@
 entry points; :mod:`.selection` documents the equilibrium-selection rules.
 """
 
-from .equilibrium import MatrixSolutions, deviation_gain, solve_batch, solve_matrix
-from .pure import pure_equilibria
-from .selection import SELECTIONS
+from solvers.matrix.equilibrium import MatrixSolutions, deviation_gain, solve_batch, solve_matrix
+from solvers.matrix.pure import pure_equilibria
+from solvers.matrix.selection import SELECTIONS
 
 __all__ = ["SELECTIONS", "MatrixSolutions", "deviation_gain", "pure_equilibria",
            "solve_batch", "solve_matrix"]

@@ -28,7 +28,7 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
-from .lp import _OPTIONS, maximin
+from solvers.matrix.lp import _OPTIONS, maximin
 
 #: games per HiGHS call (simplex work grows faster than linearly with the block:
 #: measured here, 256 4x4 to 9x9 games per call beat 32 and 2,000), and matrix

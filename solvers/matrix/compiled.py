@@ -1,6 +1,6 @@
 """When the level solver uses the compiled simplex (:mod:`.simplex_kernels`).
 
-The rule (as :mod:`gdl.kernels` for the expansion): with numba installed and
+The rule (as :mod:`gdl.reasoning.kernels` for the expansion): with numba installed and
 ``GGP_NUMBA=0`` not set, the first call with at least :data:`MIN_GAMES`
 constant-sum games for the LP loads the kernel (:func:`load`), and from then on
 every call takes it; before that, and always without numba, the games take the

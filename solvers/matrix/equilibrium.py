@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .closed_form import solve_2x2
-from .lp import solve_lp
-from .mip import solve_mip
-from .pure import pure_equilibrium_mask, select_pure, tolerance
-from .selection import check_selection, score
-from .support_enumeration import support_enumeration, support_pairs
+from solvers.matrix.closed_form import solve_2x2
+from solvers.matrix.lp import solve_lp
+from solvers.matrix.mip import solve_mip
+from solvers.matrix.pure import pure_equilibrium_mask, select_pure, tolerance
+from solvers.matrix.selection import check_selection, score
+from solvers.matrix.support_enumeration import support_enumeration, support_pairs
 
 PURE, CLOSED_FORM, SUPPORT, LP, MIP = range(5)
 METHOD_NAMES = ("pure", "closed form 2x2", "support enumeration", "LP", "MIP")

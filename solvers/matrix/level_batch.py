@@ -37,11 +37,11 @@ from types import ModuleType
 
 import numpy as np
 
-from . import compiled
-from .block_lp import solve_block_lp
-from .closed_form import solve_2x2
-from .dominance import eliminate_dominated
-from .equilibrium import (
+from solvers.matrix import compiled
+from solvers.matrix.block_lp import solve_block_lp
+from solvers.matrix.closed_form import solve_2x2
+from solvers.matrix.dominance import eliminate_dominated
+from solvers.matrix.equilibrium import (
     CLOSED_FORM,
     LP,
     SUPPORT,
@@ -51,10 +51,10 @@ from .equilibrium import (
     pure_step,
     solve_batch,
 )
-from .polish_batch import polish_batch
-from .pure import tolerance
-from .selection import check_selection
-from .support_enumeration import support_pairs
+from solvers.matrix.polish_batch import polish_batch
+from solvers.matrix.pure import tolerance
+from solvers.matrix.selection import check_selection
+from solvers.matrix.support_enumeration import support_pairs
 
 #: constant-sum shapes with at most this many support pairs use support enumeration
 #: when at least ``SMALL_GAMES`` games of the shape are left (2xn: n(n-1)/2, 3x3: 10,

@@ -20,8 +20,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from solvers.errors import GameError
-
-from .selection import objective
+from solvers.matrix.selection import objective
 
 
 def solve_mip(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> tuple[np.ndarray, np.ndarray]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .selection import score
+from solvers.matrix.selection import score
 
 
 def tolerance(u0: np.ndarray, u1: np.ndarray) -> np.ndarray:

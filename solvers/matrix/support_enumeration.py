@@ -24,7 +24,7 @@ from math import comb
 
 import numpy as np
 
-from .selection import score
+from solvers.matrix.selection import score
 
 
 def support_pairs(m: int, n: int) -> int:

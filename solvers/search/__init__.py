@@ -21,7 +21,7 @@ The API is small on purpose (the agent and the server's built-in ``uct`` player 
 
 ``game`` is duck-typed (:class:`.game.SearchGame`): ``roles``, ``legal_moves(state,
 role)``, ``next_state(state, joint)``, ``is_terminal(state)``, ``goals(state)``, as
-``gdl.machine.StateMachine`` has them.
+``gdl.reasoning.machine.StateMachine`` has them.
 
 Example (plain UCT with 1000 playouts for role 0)::
 

@@ -1,6 +1,6 @@
 """The duck-typed game interface the search works on (ggp-base's state-machine words).
 
-``gdl.machine.StateMachine`` has it as is; anything else with these five members
+``gdl.reasoning.machine.StateMachine`` has it as is; anything else with these five members
 works too (the tests use small pure-Python games). States must be hashable (they key
 the transposition tables) and moves hashable.
 """

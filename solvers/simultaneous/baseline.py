@@ -30,9 +30,8 @@ import numpy as np
 from solvers.errors import LimitReached
 from solvers.matrix import solve_batch
 from solvers.matrix.selection import check_selection
-
-from .model import CHANCE, SimultaneousGame, concat_ranges, require_budget
-from .solution import Solution
+from solvers.simultaneous.model import CHANCE, SimultaneousGame, concat_ranges, require_budget
+from solvers.simultaneous.solution import Solution
 
 Progress = Callable[[int, int], None]
 

@@ -33,8 +33,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .model import CHANCE, SimultaneousGame, concat_ranges
-from .solution import Solution
+from solvers.simultaneous.model import CHANCE, SimultaneousGame, concat_ranges
+from solvers.simultaneous.solution import Solution
 
 RELATIVE_TOLERANCE = 1e-9
 

@@ -37,10 +37,9 @@ from solvers.errors import LimitReached
 from solvers.matrix.equilibrium import METHOD_NAMES
 from solvers.matrix.level_batch import solve_level_groups
 from solvers.matrix.selection import check_selection
-
-from .dag import StateDag, heights
-from .dag_solution import DagSolution, StrategyStore
-from .model import concat_ranges
+from solvers.simultaneous.dag import StateDag, heights
+from solvers.simultaneous.dag_solution import DagSolution, StrategyStore
+from solvers.simultaneous.model import concat_ranges
 
 Progress = Callable[[int, int], None]
 

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .dag import StateDag, heights
-from .dag_solution import DagSolution
-from .model import concat_ranges
+from solvers.simultaneous.dag import StateDag, heights
+from solvers.simultaneous.dag_solution import DagSolution
+from solvers.simultaneous.model import concat_ranges
 
 RELATIVE_TOLERANCE = 1e-9
 CHUNK_ENTRIES = 1 << 21

@@ -26,11 +26,10 @@ from fractions import Fraction
 import numpy as np
 
 from solvers.errors import ValidationError
-
-from .dag import StateDag
-from .dag_solution import DagSolution, StrategyStore
-from .model import CHANCE, DECISION, TERMINAL, SimultaneousGame
-from .solution import Solution
+from solvers.simultaneous.dag import StateDag
+from solvers.simultaneous.dag_solution import DagSolution, StrategyStore
+from solvers.simultaneous.model import CHANCE, DECISION, TERMINAL, SimultaneousGame
+from solvers.simultaneous.solution import Solution
 
 MAX_DENOMINATOR = 1000
 

@@ -44,9 +44,8 @@ import numpy as np
 
 from solvers.errors import LimitReached
 from solvers.matrix.equilibrium import PURE
-
-from .dag import StateDag, heights
-from .dag_baseline import (
+from solvers.simultaneous.dag import StateDag, heights
+from solvers.simultaneous.dag_baseline import (
     CHUNK_ENTRIES,
     LevelSolver,
     chunks,
@@ -54,9 +53,9 @@ from .dag_baseline import (
     level_order,
     shape_groups,
 )
-from .dag_solution import DagSolution
-from .interval_heuristic import pivots
-from .model import concat_ranges
+from solvers.simultaneous.dag_solution import DagSolution
+from solvers.simultaneous.interval_heuristic import pivots
+from solvers.simultaneous.model import concat_ranges
 
 Progress = Callable[[int, int], None]
 

@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from solvers.errors import ValidationError
-
-from .dag import StateDag
+from solvers.simultaneous.dag import StateDag
 
 #: the largest action count int16 pure actions can name
 MAX_ACTIONS = np.iinfo(np.int16).max

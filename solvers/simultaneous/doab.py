@@ -70,9 +70,8 @@ import numpy as np
 from solvers.errors import LimitReached, UnsupportedGame
 from solvers.matrix.simplex import solve_zero_sum
 from solvers.recursion import deep_recursion
-
-from .model import CHANCE, SimultaneousGame, require_budget
-from .solution import PartialSolution
+from solvers.simultaneous.model import CHANCE, SimultaneousGame, require_budget
+from solvers.simultaneous.solution import PartialSolution
 
 INF = float("inf")
 LOWER, UPPER = 0, 1  # the serialized games: player 0 moves first / player 1 moves first

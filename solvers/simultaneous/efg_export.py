@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from solvers.errors import LimitReached
-
-from .model import CHANCE, SimultaneousGame, concat_ranges
+from solvers.simultaneous.model import CHANCE, SimultaneousGame, concat_ranges
 
 
 def _quote(text: str) -> str:

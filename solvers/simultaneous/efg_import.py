@@ -26,8 +26,7 @@ import numpy as np
 from solvers.errors import Location, UnsupportedGame
 from solvers.extensive.efg_format import Progress, read_efg
 from solvers.extensive.model import CHANCE, PLAYER, ExtensiveGame
-
-from .model import SimultaneousGame, SimultaneousGameBuilder
+from solvers.simultaneous.model import SimultaneousGame, SimultaneousGameBuilder
 
 FORM = "not a simultaneous-move game in the form of Definition 4.1.9 (player 1 moves, " \
        "then player 2 in one information set holding all of player 1's alternatives)"

@@ -69,10 +69,9 @@ import numpy as np
 
 from solvers.errors import LimitReached
 from solvers.matrix.equilibrium import PURE
-
-from .baseline import SolverState, solve_subgames
-from .model import CHANCE, SimultaneousGame, concat_ranges, require_budget
-from .solution import PartialSolution
+from solvers.simultaneous.baseline import SolverState, solve_subgames
+from solvers.simultaneous.model import CHANCE, SimultaneousGame, concat_ranges, require_budget
+from solvers.simultaneous.solution import PartialSolution
 
 
 def utility_intervals(game: SimultaneousGame) -> tuple[np.ndarray, np.ndarray]:

@@ -20,9 +20,8 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.errors import GameError
-
-from .dag import StateDag
-from .model import TERMINAL, SimultaneousGame
+from solvers.simultaneous.dag import StateDag
+from solvers.simultaneous.model import TERMINAL, SimultaneousGame
 
 #: generators refuse games with more nodes than this
 MAX_NODES = 50_000_000

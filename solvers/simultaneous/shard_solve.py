@@ -34,12 +34,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.errors import UnsupportedGame
-
-from .dag import StateDag
-from .dag_baseline import LevelSolver, chunks
-from .dag_certificate import Check, figures
-from .dag_solution import DagSolution
-from .model import concat_ranges
+from solvers.simultaneous.dag import StateDag
+from solvers.simultaneous.dag_baseline import LevelSolver, chunks
+from solvers.simultaneous.dag_certificate import Check, figures
+from solvers.simultaneous.dag_solution import DagSolution
+from solvers.simultaneous.model import concat_ranges
 
 
 @dataclass(eq=False)

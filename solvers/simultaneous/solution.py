@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from solvers.report import mixed, player_keys
-
-from .model import SimultaneousGame, concat_ranges
+from solvers.simultaneous.model import SimultaneousGame, concat_ranges
 
 
 @dataclass
