@@ -264,7 +264,7 @@ def test_kernel_rule_threshold_switch_and_lazy_import(monkeypatch) -> None:
     for value, enabled in (("0", "False"), ("1", str(find_spec("numba") is not None))):
         env = {**os.environ, "GGP_NUMBA": value}
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             env=env, cwd=Path(gdl.reasoning.kernels.__file__).parent.parent, check=True)
+                             env=env, cwd=Path(gdl.reasoning.kernels.__file__).parents[2], check=True)
         assert out.stdout.split() == [enabled, "False"]
 
 
