@@ -53,7 +53,11 @@ BENCHES: dict[str, tuple[str, str]] = {
                    "a tournament watched by open match pages: page delay, relay with and without"),
     "ray": ("server.bench.ray:main",
             "a tournament and a sharded solve on a local Ray cluster beside one process"),
-    "agent": ("agent.bench.agent:main", "our agent against random or UCT opponents on a game"),
+    "agent": ("agent.bench.agent:main",
+              "our agent against random or UCT opponents on a game; --opponent URL: against "
+              "any GGP HTTP player through our server (the versus bench)"),
+    "versus": ("server.bench.versus:main",
+               "our agent against a GGP HTTP player (e.g. Sancho), each pinned to a core"),
     "gdl2": ("agent.bench.gdl2:main",
              "the agent in GDL-II games: against random, and on Kuhn poker against the equilibrium"),
     "fuzz": ("agent.bench.fuzz:main",
@@ -203,6 +207,9 @@ def _resolve(argv: list[str]) -> tuple[str, list[str]]:
         if not rest or rest[0] not in BENCHES:
             unknown = f"ggp bench: unknown bench {rest[0]!r}\n\n" if rest else ""
             raise _UsageError(unknown + _bench_usage())
+        opponent = _option_value(rest, "--opponent") or ""
+        if rest[0] == "agent" and opponent.startswith(("http://", "https://")):
+            return BENCHES["versus"][0], rest[1:]   # a GGP HTTP player: the versus bench
         return BENCHES[rest[0]][0], rest[1:]
     if command not in COMMANDS:
         raise _UsageError(f"ggp: unknown command {command!r}\n\n{_usage()}")

@@ -1,0 +1,65 @@
+"""``ggp bench agent --opponent URL`` (issue 29, item 4): matches against a GGP HTTP
+player through our server, results appended as they finish, ``--resume``, the summary."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import shared_path
+
+import ggp_cli
+from server.bench.versus import interval, match_line, summary
+
+
+def test_a_match_line_counts_shares_and_faults() -> None:
+    result = {"status": "completed", "payoffs": [25.0, 75.0],
+              "errors": [["", "TO"], ["", ""], ["IL", "TO"]]}
+    line = match_line(result, "g", 3, seat=1, rate=1234.5)
+    assert line["share"] == 75.0 and line["steps"] == 3
+    assert line["our_faults"] == {"TO": 2, "IL": 0, "CE": 0}
+    assert line["their_faults"] == {"TO": 0, "IL": 1, "CE": 0}
+    assert not line["opponent_failed"]
+    assert match_line(result, "g", 3, seat=0, rate=None)["opponent_failed"]  # 2 TO of 3
+    assert match_line({"payoffs": [0.0, 0.0], "errors": []}, "g", 0, 0, None)["share"] == 50
+
+
+def test_the_interval_is_student_t() -> None:
+    # n = 4, mean 50, sample sd 57.735: t(0.975, 3) = 3.182 -> 3.182 * 57.735 / 2 = 91.86
+    assert interval([100, 0, 100, 0]) == pytest.approx(91.86, abs=0.01)
+    assert interval([100]) is None
+
+
+def test_the_summary_leaves_out_matches_the_opponent_failed() -> None:
+    lines = [match_line({"payoffs": [100, 0], "errors": [["", ""]]}, "a", 0, 0, 10.0),
+             match_line({"payoffs": [0, 100], "errors": [["", ""]]}, "a", 1, 1, 30.0),
+             match_line({"payoffs": [100, 0], "errors": [["", "TO"]]}, "b", 0, 0, None)]
+    text = summary(lines)
+    row = next(r for r in text.splitlines() if r.startswith("a "))
+    assert "100.0 ±  0.0" in row and "20" in row       # two wins, 20 playouts/s on average
+    b = next(r for r in text.splitlines() if r.startswith("b "))
+    assert b.split()[1] == "0"                           # no valid match, one failed
+
+
+@pytest.mark.slow
+def test_our_agent_against_a_gpp_http_player_and_resume(tmp_path: Path, capsys) -> None:
+    game = shared_path("gdl-corpus", "repository", "ticTacToe.kif")
+    results = tmp_path / "vs.jsonl"
+    opponent = f"{sys.executable} -m ggp_cli agent --http {{port}} --enhancements none --quiet"
+    argv = ["bench", "agent", "--opponent", "http://127.0.0.1:19911", "--opponent-command",
+            opponent, "--games", str(game), "--matches", "2", "--startclock", "3",
+            "--playclock", "1", "--cores", "none", "--results", str(results)]
+    assert ggp_cli.main(argv) == 0
+    lines = [json.loads(x) for x in results.read_text().splitlines()]
+    assert [(x["match"], x["seat"]) for x in lines] == [(0, 0), (1, 1)]
+    for line in lines:   # tic-tac-toe: a full board or a line, every move answered in time
+        assert line["status"] == "completed" and 5 <= line["steps"] <= 9
+        assert line["our_faults"] == line["their_faults"] == {"TO": 0, "IL": 0, "CE": 0}
+        assert line["playouts_per_second"] > 0
+    capsys.readouterr()
+    assert ggp_cli.main([*argv, "--resume"]) == 0           # nothing left to play
+    out = capsys.readouterr().out
+    assert "match" not in out.split("game ")[0] and len(results.read_text().splitlines()) == 2
+    assert ggp_cli.main([*argv[:-1], str(tmp_path / "new.jsonl"), "--summary"]) == 1
