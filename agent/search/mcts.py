@@ -84,8 +84,11 @@ from solvers.search.exact import exact_backup
 # to every role), as chess programs score a repetition, instead of playing out from
 # there: a role ahead then prefers the moves that make progress. dualConnect4 lets
 # both roles noop for ever; both players did, in 3 of 12 matches at 1 s clocks.
+# "graph" (agent.search.graph): the search over a graph of states in arrays, its
+# rounds compiled (where the engine is compiled and batched, with duct at
+# simultaneous nodes and none of grave, leaf, repeat, decisive).
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
-                "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean")
+                "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph")
 DEFAULT_ENHANCEMENTS = ("batch", "mast", "gibbs", "solver", "reuse", "timing", "ponder", "mastcost",
                         "vmean")
 SIMULTANEOUS = ("duct", "rm", "exp3")

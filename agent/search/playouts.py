@@ -331,12 +331,22 @@ class BatchPlayouts:
             return self.single.run(states, deadline, live)
         from gdl.reasoning.batch_machine import pack_ints
 
+        done = self.run_packed(pack_ints(list(states), self.batch.n_words), deadline)
+        if done is None:
+            return None
+        rewards, played = done
+        return [(rewards[i].tolist(), self._pairs(played[i]) if self.policy.record else set())
+                for i in range(len(states))]
+
+    def run_packed(self, packed: np.ndarray, deadline: float | None
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Playouts from [k, n_words] packed states, all at once: ([k, roles] rewards in
+        [0, 1], [k, moves] the moves each played), MAST learnt; None past the deadline."""
         bm, policy = self.batch, self.policy
-        k = len(states)
+        k = len(packed)
         n_roles = len(self.columns)
         rewards = np.zeros((k, n_roles))
         played = np.zeros((k, bm.n_moves), dtype=bool)
-        packed = pack_ints(list(states), bm.n_words)
         alive = np.arange(k)
         mast_value = self.mast.values() if policy.mast else None
         limit = policy.cutoff or MAX_STEPS
@@ -367,8 +377,7 @@ class BatchPlayouts:
             alive = alive[go]
         if policy.mast:
             self.mast.learn_rows(played, rewards)
-        return [(rewards[i].tolist(), self._pairs(played[i]) if policy.record else set())
-                for i in range(k)]
+        return rewards, played
 
     def _decisive(self, batch, live: np.ndarray, picks: list[np.ndarray]) -> None:
         """Decisive moves, batched (see :meth:`ScalarPlayouts._winning`): in the rows

@@ -1,0 +1,422 @@
+"""The agent's search over a graph of states held in arrays (enhancement ``graph``).
+
+The same SM-MCTS as :class:`agent.search.mcts.AgentSearch` (UCT where one role
+chooses, decoupled UCT where several do, chance uniform, pending visits at the
+move's mean (``vmean``), MAST playouts, MCTS-Solver, tree reuse, ``timing``), with
+what a champion's search has (Sancho's: an MCTS graph whose transposed states share
+nodes, a bounded node pool, complete values propagated up):
+
+- nodes in flat arrays (:mod:`agent.search.graph_kernels`), keyed by packed state in
+  an open-addressing table: a state reached by several lines is one node;
+- a round's descents, expansions and backups run as compiled loops; the round's
+  new states are evaluated together by the batched engine
+  (:class:`gdl.reasoning.batch_machine.BatchMachine`: terminal, legal moves, goals,
+  what their transitions need), their children computed together, and the round's
+  playouts run together (:meth:`agent.search.playouts.BatchPlayouts.run_packed`);
+- the pool holds at most ``max_nodes`` nodes: when a search starts with it over half
+  full, the nodes not reachable from the new root are dropped and the rest
+  renumbered (:meth:`Graph.compact`); a full pool stops expanding (descents then
+  play out from their new states), so a long match never runs out of memory;
+- MCTS-Solver (:func:`agent.search.graph_kernels.prove`): terminal values and
+  proofs propagate up, draws included; at simultaneous nodes a pure saddle point of
+  a two-player constant-sum matrix of exact children proves the node.
+
+It needs the compiled engine with a batched machine; :func:`make_search` falls back
+to :class:`~agent.search.mcts.AgentSearch` otherwise, and for the enhancements it
+does not have (``grave``, ``leaf``, ``repeat``, ``decisive``) and the ``rm``/``exp3``
+simultaneous policies.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from agent.search import graph_kernels as kern
+from agent.search.mcts import CLOSE, AgentConfig, AgentSearch
+from agent.search.playouts import BatchPlayouts, PlayoutPolicy
+from gdl.reasoning.batch_machine import batch_machine_of, pack_ints, unpack_int
+from solvers.errors import GameError
+from solvers.search import SearchResult
+
+UNSUPPORTED = ("grave", "leaf", "repeat", "decisive")
+MAX_DEPTH = 1024       # a descent this deep plays out from where it is
+SLOTS_PER_NODE = 8     # first guess of the slot and child pools' size, grown as needed
+
+
+@dataclass
+class _Parents:
+    """The read-out :meth:`BatchMachine.next_states` needs of the parent states."""
+
+    next_free: np.ndarray
+    outer: np.ndarray
+
+
+class Graph:
+    """The node pool (see :mod:`agent.search.graph_kernels` for the layout)."""
+
+    def __init__(self, capacity: int, n_roles: int, n_words: int, outer_words: int) -> None:
+        self.capacity = capacity
+        self.meta = np.zeros(4, dtype=np.int64)   # nodes, slots, children in use
+        self.state = np.zeros((capacity, n_words), dtype=np.uint64)
+        self.outer = np.zeros((capacity, max(1, outer_words)), dtype=np.uint64)
+        self.free = np.zeros((capacity, n_words), dtype=np.uint64)
+        self.table = np.full(_table_size(capacity), -1, dtype=np.int32)
+        self.terminal = np.zeros(capacity, dtype=np.bool_)
+        self.proven = np.zeros(capacity, dtype=np.bool_)
+        self.value = np.zeros((capacity, n_roles))
+        self.count = np.zeros(capacity)
+        self.rsum = np.zeros((capacity, n_roles))
+        self.size = np.zeros((capacity, n_roles), dtype=np.int32)
+        self.slot_base = np.zeros(capacity, dtype=np.int64)
+        self.child_base = np.zeros(capacity, dtype=np.int64)
+        slots = min(capacity, 1 << 16) * SLOTS_PER_NODE
+        self.slot_move = np.zeros(slots, dtype=np.int32)
+        self.slot_visits = np.zeros(slots)
+        self.slot_total = np.zeros(slots)
+        self.child = np.full(slots, -1, dtype=np.int32)
+
+    @property
+    def nodes(self) -> int:
+        return int(self.meta[0])
+
+    def grow(self) -> None:
+        """Twice the slot and child pools (the node pool itself never grows)."""
+        self.slot_move = _grown(self.slot_move, 0)
+        self.slot_visits = _grown(self.slot_visits, 0.0)
+        self.slot_total = _grown(self.slot_total, 0.0)
+        self.child = _grown(self.child, -1)
+
+    def compact(self, root: int) -> int:
+        """Keep the nodes reachable from ``root``, renumbered in order; the new root."""
+        n = self.nodes
+        keep = kern.reachable(root, n, self.terminal, self.size, self.child_base, self.child)
+        old = np.flatnonzero(keep)
+        number = np.full(n, -1, dtype=np.int64)
+        number[old] = np.arange(len(old))
+        for name in ("state", "outer", "free", "terminal", "proven", "value", "count", "rsum",
+                     "size"):
+            array = getattr(self, name)
+            array[:len(old)] = array[old]
+        sizes = self.size[:len(old)].astype(np.int64)
+        slot_counts = sizes.sum(axis=1)
+        joint_counts = np.where(self.terminal[:len(old)], 0, np.prod(sizes, axis=1))
+        slot_from = _ranges(self.slot_base[old], slot_counts)
+        child_from = _ranges(self.child_base[old], joint_counts)
+        for name in ("slot_move", "slot_visits", "slot_total"):
+            array = getattr(self, name)
+            array[:len(slot_from)] = array[slot_from]
+        children = self.child[child_from]
+        self.child[:len(children)] = np.where(children >= 0, number[children], -1)
+        self.slot_base[:len(old)] = np.cumsum(slot_counts) - slot_counts
+        self.child_base[:len(old)] = np.cumsum(joint_counts) - joint_counts
+        self.meta[:3] = (len(old), len(slot_from), len(children))
+        self.table.fill(-1)
+        kern.rebuild_table(self.table, self.state, len(old))
+        return int(number[root])
+
+
+def _table_size(capacity: int) -> int:
+    return 1 << max(4, (2 * capacity - 1).bit_length())
+
+
+def _grown(array: np.ndarray, fill: float) -> np.ndarray:
+    bigger = np.full(2 * len(array), fill, dtype=array.dtype)
+    bigger[:len(array)] = array
+    return bigger
+
+
+def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """The concatenated ranges ``starts[i] .. starts[i] + counts[i]``."""
+    total = int(counts.sum())
+    if not total:
+        return np.zeros(0, dtype=np.int64)
+    offsets = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    return offsets + np.arange(total)
+
+
+class GraphSearch:
+    """SM-MCTS over the array graph (see the module docstring); the search interface
+    of :class:`~agent.search.mcts.AgentSearch` (``search``, ``critical``)."""
+
+    batched = True
+
+    def __init__(self, machine, config: AgentConfig, *, chance_roles: Sequence[int] = ()
+                 ) -> None:
+        self.machine = machine
+        self.agent = self.config = config
+        self.bm = batch_machine_of(machine)
+        self.chance_roles = tuple(chance_roles)
+        self._rng = random.Random(config.seed)
+        policy = PlayoutPolicy(mast=config.on("mast"), epsilon=config.mast_epsilon,
+                               temperature=config.mast_temperature if config.on("gibbs") else 0.0,
+                               cutoff=config.cutoff if config.on("cutoff") else 0)
+        self.playouts = BatchPlayouts(machine, policy, self.chance_roles, self._rng)
+        n_roles = len(machine.roles)
+        self.graph = Graph(max(16, config.max_nodes), n_roles, self.bm.n_words,
+                           self.bm.outer_words)
+        self.chance = np.array([r in self.chance_roles for r in range(n_roles)], dtype=np.bool_)
+        self.move_role = self.bm.move_role.astype(np.int64)
+        self.role_max = np.array([np.nanmax(np.append(self.playouts.goal_scaled[r], 0.0))
+                                  for r in range(n_roles)])
+        self.rng = np.array([self._rng.randrange(1, 1 << 63)], dtype=np.uint64)
+        self.mark = np.full(self.bm.n_moves, -1, dtype=np.int64)
+        self.stamp = 0
+        self.vmean = config.on("vmean")
+        self.round_size = min(config.batch, self.playouts.chunk)
+        self._paths = self._path_arrays(self.round_size)
+
+    @property
+    def nodes(self) -> int:
+        return self.graph.nodes
+
+    def _path_arrays(self, size: int) -> tuple[np.ndarray, ...]:
+        roles = len(self.machine.roles)
+        return (np.zeros((size, MAX_DEPTH), dtype=np.int64),
+                np.zeros((size, MAX_DEPTH), dtype=np.int64),
+                np.zeros((size, MAX_DEPTH, roles)), np.zeros(size, dtype=np.int64),
+                np.zeros(size, dtype=np.int64), np.zeros(size, dtype=np.int64))
+
+    # -- the search ---------------------------------------------------------------
+
+    def search(self, state: Hashable, *, deadline: float | None = None,
+               playouts: int | None = None, soft_deadline: float | None = None
+               ) -> SearchResult:
+        """Search from ``state`` (the engine's int state) until ``deadline``
+        (``time.monotonic()``), ``playouts`` simulations or a proven root; with
+        ``timing``, a clear decision stops at ``soft_deadline``."""
+        if deadline is None and playouts is None:
+            raise ValueError("search needs a deadline or a playout count")
+        started = time.monotonic()
+        graph = self.graph
+        if not self.agent.on("reuse"):
+            graph.meta[:3] = 0
+            graph.table.fill(-1)
+        root = self._root(state)
+        if graph.terminal[root]:
+            raise GameError("search from a terminal state: there is no move to choose")
+        soft = soft_deadline if self.agent.on("timing") else None
+        done = 0
+        while not graph.proven[root] and (playouts is None or done < playouts):
+            now = time.monotonic()
+            if deadline is not None and now >= deadline:
+                break
+            if soft is not None and now >= soft and not self.critical(root):
+                break
+            size = max(1, min(self.round_size, int(graph.count[root]) // 8))
+            if playouts is not None:
+                size = min(size, playouts - done)
+            done += self._round(root, size, deadline)
+        return self._result(root, done, time.monotonic() - started)
+
+    def _root(self, state: Hashable) -> int:
+        """The root's node: found, else added; the pool compacted first when over half
+        full (the nodes the game has left behind are dropped)."""
+        graph = self.graph
+        packed = pack_ints([state], self.bm.n_words)
+        node = kern.find(graph.table, graph.state, packed[0])
+        if node >= 0 and graph.nodes > graph.capacity // 2:
+            node = graph.compact(node)
+        if node < 0:
+            if graph.nodes > graph.capacity // 2:
+                graph.meta[:3] = 0
+                graph.table.fill(-1)
+            node = self._add(packed, np.array([-1]), np.array([0]))[0]
+        return int(node)
+
+    def _round(self, root: int, size: int, deadline: float | None) -> int:
+        """``size`` descents, their new nodes, playouts and backups; the simulations."""
+        graph = g = self.graph
+        path_node, path_joint, path_virtual, path_len, kind, leaf = self._paths
+        kern.select(root, size, self.config.exploration, self.agent.simultaneous_exploration,
+                    self.vmean, self.rng, self.chance, g.terminal, g.proven, g.count, g.rsum,
+                    g.size, g.slot_base, g.slot_visits, g.slot_total, g.child_base, g.child,
+                    path_node, path_joint, path_virtual, path_len, kind, leaf)
+        kind, leaf = kind[:size], leaf[:size]
+        start = graph.state[leaf].copy()     # where each descent plays out from
+        edges = np.flatnonzero(kind == kern.NEW_EDGE)
+        if len(edges):
+            joints = path_joint[edges, path_len[edges] - 1]
+            rows = self._children(leaf[edges], joints)
+            nodes = self._add(rows, leaf[edges], joints)
+            start[edges] = rows
+            known = nodes >= 0
+            leaf[edges[known]] = nodes[known]
+            kind[edges[known]] = np.where(
+                graph.terminal[nodes[known]] | graph.proven[nodes[known]],
+                kern.SETTLED, kern.PLAYOUT)
+        settled = kind == kern.SETTLED
+        rewards = graph.value[leaf].copy()
+        play = np.flatnonzero(~settled)
+        if len(play):
+            outcome = self.playouts.run_packed(start[play], deadline)
+            if outcome is None:   # out of time: the pending visits are taken back
+                kern.undo(size, self.vmean, self.chance, path_node, path_joint, path_virtual,
+                          path_len, g.count, g.size, g.slot_base, g.slot_visits, g.slot_total)
+                return 0
+            rewards[play] = outcome[0]
+        kern.backup(size, rewards, settled, self.vmean, self.agent.on("solver"), self.chance,
+                    self.role_max, self.move_role, path_node, path_joint, path_virtual,
+                    path_len, g.terminal, g.proven, g.value, g.rsum, g.size, g.slot_base,
+                    g.slot_move, g.slot_total, g.child_base, g.child, self.playouts.mast.sums,
+                    self.playouts.mast.counts, self.mark, self.stamp)
+        self.stamp += size
+        self.playouts.mast.learned += size
+        return size
+
+    def _children(self, parents: np.ndarray, joints: np.ndarray) -> np.ndarray:
+        """The packed states after joint move ``joints[i]`` at node ``parents[i]``."""
+        g = self.graph
+        sizes = g.size[parents].astype(np.int64)
+        offsets = np.cumsum(sizes, axis=1) - sizes
+        rest = joints.copy()
+        moves: list[np.ndarray] = [np.empty(0)] * sizes.shape[1]
+        for r in range(sizes.shape[1] - 1, -1, -1):
+            index = rest % sizes[:, r]
+            rest //= sizes[:, r]
+            moves[r] = g.slot_move[g.slot_base[parents] + offsets[:, r] + index].astype(np.int64)
+        parent = _Parents(g.free[parents], g.outer[parents])
+        out = np.empty((len(parents), self.bm.n_words), dtype=np.uint64)
+        chunk = self.bm.transition_chunk
+        for low in range(0, len(parents), chunk):
+            part = np.arange(low, min(low + chunk, len(parents)))
+            out[part] = self.bm.next_states(parent, part, [m[part] for m in moves])
+        return out
+
+    def _add(self, rows: np.ndarray, parents: np.ndarray, joints: np.ndarray) -> np.ndarray:
+        """The nodes of the packed states ``rows`` (-1 where the pool is full), new
+        ones evaluated and filled; the parents' child pointers linked."""
+        g = self.graph
+        nodes = np.empty(len(rows), dtype=np.int64)
+        new = np.empty(len(rows), dtype=np.bool_)
+        kern.lookup(rows, parents, joints, g.meta, g.table, g.state, g.child_base, g.child,
+                    nodes, new)
+        fresh = nodes[new]
+        chunk = self.bm.state_chunk
+        for low in range(0, len(fresh), chunk):
+            part = fresh[low:low + chunk]
+            batch = self.bm.evaluate_states(g.state[part])
+            g.outer[part, :batch.outer.shape[1]] = batch.outer
+            g.free[part] = batch.next_free
+            goals = self.playouts._goals(batch, np.arange(len(part)), terminal=True)
+            while not kern.fill(part, batch.terminal, batch.legal, goals, self.move_role,
+                                g.meta, g.terminal, g.proven, g.value, g.count, g.rsum, g.size,
+                                g.slot_base, g.slot_move, g.slot_visits, g.slot_total,
+                                g.child_base, g.child):
+                g.grow()
+        return nodes
+
+    # -- decisions ------------------------------------------------------------------
+
+    def critical(self, root: int) -> bool:
+        """As :meth:`AgentSearch.critical`: the decision may still change and matters."""
+        for r in self._choosers(root):
+            visits, totals = self.slots(root, r)
+            if (visits == 0).any():
+                return True
+            means = totals / visits
+            first, second = np.argsort(-visits, kind="stable")[:2]
+            if means[second] > means[first]:
+                return True
+            if visits[second] >= 0.8 * visits[first] and means[first] - means[second] > CLOSE:
+                return True
+        return False
+
+    def node_of(self, state: Hashable) -> int:
+        """The node of the engine's state ``state`` (-1: not in the graph)."""
+        return int(kern.find(self.graph.table, self.graph.state,
+                             pack_ints([state], self.bm.n_words)[0]))
+
+    def state_of(self, node: int) -> int:
+        """The engine's state of ``node``."""
+        return unpack_int(self.graph.state[node])
+
+    def _choosers(self, node: int) -> list[int]:
+        size = self.graph.size[node]
+        return [r for r in range(len(size)) if size[r] > 1 and not self.chance[r]]
+
+    def slots(self, node: int, role: int) -> tuple[np.ndarray, np.ndarray]:
+        """The visits and reward totals of ``role``'s moves at ``node``."""
+        g = self.graph
+        start = int(g.slot_base[node] + g.size[node, :role].sum())
+        stop = start + int(g.size[node, role])
+        return g.slot_visits[start:stop].copy(), g.slot_total[start:stop].copy()
+
+    def _moves(self, node: int, role: int) -> tuple[int, ...]:
+        g = self.graph
+        start = int(g.slot_base[node] + g.size[node, :role].sum())
+        columns = g.slot_move[start:start + int(g.size[node, role])]
+        return tuple(1 << int(c) for c in columns)
+
+    def _result(self, root: int, playouts: int, elapsed: float) -> SearchResult:
+        g = self.graph
+        roles = len(self.machine.roles)
+        moves, strategies, visits, means = [], [], [], []
+        for r in range(roles):
+            moves.append(self._moves(root, r))
+            v, t = self.slots(root, r)
+            visits.append(v)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                means.append(np.where(v > 0, 100.0 * t / v, np.nan))
+            strategies.append(v / v.sum() if v.sum() > 0 else np.full(len(v), 1.0 / len(v)))
+        proven = bool(g.proven[root])
+        if proven:
+            value = g.value[root] * 100.0
+            self._proven_strategies(root, strategies, visits)
+        elif g.count[root]:
+            value = g.rsum[root] / g.count[root] * 100.0
+        else:
+            value = np.full(roles, np.nan)
+        return SearchResult(tuple(moves), tuple(strategies), value, proven, playouts, elapsed,
+                            g.nodes, tuple(visits), tuple(means))
+
+    def _proven_strategies(self, root: int, strategies: list, visits: list) -> None:
+        """At a proven root: each chooser's move of the proof. One chooser: of the
+        moves keeping the exact value, the most visited; two: the saddle point."""
+        g = self.graph
+        choosers = self._choosers(root)
+        size = g.size[root].astype(np.int64)
+        joints = int(np.prod(size))
+        children = g.child[g.child_base[root]:g.child_base[root] + joints]
+        if any(self.chance[r] and size[r] > 1 for r in range(len(size))) or not choosers:
+            return
+        shape = tuple(int(s) for s in size)
+        exact = np.full(shape + (len(size),), np.nan)
+        for j, c in enumerate(children.tolist()):
+            if c >= 0 and (g.terminal[c] or g.proven[c]):
+                exact[np.unravel_index(j, shape)] = g.value[c]
+        target = g.value[root]
+        if len(choosers) == 1:
+            r = choosers[0]
+            values = exact.reshape(-1, len(size))[:, r]
+            keep = [i for i in range(shape[r])
+                    if values[i] >= target[r] - 1e-9]
+            if keep:
+                best = max(keep, key=lambda i: visits[r][i])
+                strategies[r] = np.eye(shape[r])[best]
+            return
+        table = exact[..., 0]
+        for i in range(shape[0]):
+            for j in range(shape[1]):
+                v = table[i, j]
+                if v >= table[:, j].max() - 1e-9 and v <= table[i, :].min() + 1e-9:
+                    strategies[0], strategies[1] = np.eye(shape[0])[i], np.eye(shape[1])[j]
+                    return
+
+
+def make_search(machine, config: AgentConfig, chance_roles: Sequence[int] = ()
+                ):  # -> GraphSearch | AgentSearch
+    """The graph search when ``graph`` is on and it applies (module docstring), else
+    :class:`AgentSearch`."""
+    if (config.on("graph") and config.simultaneous == "duct"
+            and not any(config.on(e) for e in UNSUPPORTED)
+            and getattr(machine, "engine_name", "") == "compiled"):
+        try:
+            return GraphSearch(machine, config, chance_roles=chance_roles)
+        except GameError:   # LimitReached: the move network does not ground
+            pass
+    return AgentSearch(machine, config, chance_roles=chance_roles)

@@ -1,0 +1,503 @@
+"""Compiled (numba) kernels of the MCTS graph (:mod:`agent.search.graph`).
+
+The graph lives in flat arrays (:class:`agent.search.graph.Graph` holds them):
+nodes keyed by packed state through an open-addressing table (transpositions: a
+state reached by several lines is one node), each node with its legal moves per
+role (*slots*: move column, visits, reward total of the role that moves it) and a
+block of child pointers, one per joint move (mixed radix over the roles, the first
+role most significant; -1 while unknown). Exact values (terminal goals, or proven
+by the MCTS-Solver rules in :func:`prove`) are rewards in [0, 1] per role.
+
+A round of the search is four calls: :func:`select` (descents with pending visits),
+:func:`lookup` (the new edges' child states found or given node numbers),
+:func:`fill` (the new nodes' moves and values, from the batched engine's
+read-out), :func:`backup` (rewards, proofs, MAST statistics of the tree moves).
+:func:`compact` keeps the nodes reachable from the root when the pool fills.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+# leaf kinds of a descent
+SETTLED = 0    # ends at a node with an exact value (terminal or proven)
+NEW_EDGE = 1   # ends at a joint move whose child is not known yet
+PLAYOUT = 2    # ends at a known node it plays out from (a cycle, or the depth limit)
+
+_EMPTY = np.int32(-1)
+_EPS = 1e-9
+
+
+def _jit(function):
+    return njit(cache=True, nogil=True)(function)
+
+
+@_jit
+def _random(rng: np.ndarray) -> float:
+    """xorshift64* in [0, 1) (``rng[0]``: the state, never 0)."""
+    x = rng[0]
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    rng[0] = x
+    return float((x * np.uint64(0x2545F4914F6CDD1D)) >> np.uint64(11)) / 9007199254740992.0
+
+
+@_jit
+def hash_state(row: np.ndarray) -> np.uint64:
+    """The hash of one packed state (as :func:`gdl.reasoning.batch_kernels.hash_rows`)."""
+    h = np.uint64(0x243F6A8885A308D3)
+    for k in range(len(row)):
+        h ^= row[k]
+        h *= np.uint64(0x9E3779B97F4A7C15)
+        h ^= h >> np.uint64(29)
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    h ^= h >> np.uint64(31)
+    return h
+
+
+@_jit
+def find(table: np.ndarray, state: np.ndarray, row: np.ndarray) -> int:
+    """The node of packed state ``row`` (-1: none)."""
+    mask = np.uint64(len(table) - 1)
+    s = hash_state(row) & mask
+    w = len(row)
+    while True:
+        held = table[s]
+        if held < 0:
+            return -1
+        same = True
+        for k in range(w):
+            if state[held, k] != row[k]:
+                same = False
+                break
+        if same:
+            return held
+        s = (s + np.uint64(1)) & mask
+
+
+@_jit
+def _insert(table: np.ndarray, row: np.ndarray, node: int) -> None:
+    mask = np.uint64(len(table) - 1)
+    s = hash_state(row) & mask
+    while table[s] >= 0:
+        s = (s + np.uint64(1)) & mask
+    table[s] = node
+
+
+@_jit
+def _slot_of(node: int, role: int, index: int, size: np.ndarray, slot_base: np.ndarray) -> int:
+    s = slot_base[node]
+    for r in range(role):
+        s += size[node, r]
+    return s + index
+
+
+@_jit
+def _decode(node: int, joint: int, size: np.ndarray, out: np.ndarray) -> None:
+    """The per-role move indices of joint move ``joint`` at ``node``."""
+    for r in range(size.shape[1] - 1, -1, -1):
+        n = size[node, r]
+        out[r] = joint % n
+        joint //= n
+
+
+@_jit
+def _settled(node: int, terminal: np.ndarray, proven: np.ndarray) -> bool:
+    return terminal[node] or proven[node]
+
+
+@_jit
+def _choose(node: int, role: int, size: np.ndarray, slot_base: np.ndarray,
+            slot_visits: np.ndarray, slot_total: np.ndarray, count: np.ndarray,
+            c: float, rng: np.ndarray) -> int:
+    """UCB1 over ``role``'s moves at ``node``; unvisited moves first, ties at random."""
+    base = _slot_of(node, role, 0, size, slot_base)
+    n = size[node, role]
+    unvisited = 0
+    for i in range(n):
+        if slot_visits[base + i] == 0:
+            unvisited += 1
+    if unvisited:
+        pick = int(_random(rng) * unvisited)
+        for i in range(n):
+            if slot_visits[base + i] == 0:
+                if pick == 0:
+                    return i
+                pick -= 1
+    log_n = math.log(max(count[node], 1.0))
+    best, best_score, ties = 0, -1e300, 0
+    for i in range(n):
+        v = slot_visits[base + i]
+        score = slot_total[base + i] / v + c * math.sqrt(log_n / v)
+        if score > best_score + 1e-12:
+            best, best_score, ties = i, score, 1
+        elif score >= best_score - 1e-12:
+            ties += 1
+            if _random(rng) * ties < 1.0:   # reservoir: each tie equally likely
+                best = i
+    return best
+
+
+@_jit
+def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean: bool,
+           rng: np.ndarray, chance: np.ndarray,
+           terminal: np.ndarray, proven: np.ndarray, count: np.ndarray, rsum: np.ndarray,
+           size: np.ndarray, slot_base: np.ndarray, slot_visits: np.ndarray,
+           slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
+           path_node: np.ndarray, path_joint: np.ndarray, path_virtual: np.ndarray,
+           path_len: np.ndarray, leaf_kind: np.ndarray, leaf_node: np.ndarray) -> None:
+    """``descents`` descents from ``root``, each counting its visits at once (with
+    ``vmean`` at the move's current mean, else as a loss), so later descents of the
+    round spread out. Per descent: the path (node, joint move, virtual rewards), the
+    leaf kind and node (for NEW_EDGE: the path's last node and joint move)."""
+    roles = size.shape[1]
+    depth_limit = path_node.shape[1]
+    index = np.zeros(roles, dtype=np.int64)
+    for d in range(descents):
+        node = root
+        depth = 0
+        while True:
+            if _settled(node, terminal, proven):
+                leaf_kind[d], leaf_node[d] = SETTLED, node
+                break
+            if depth == depth_limit:
+                leaf_kind[d], leaf_node[d] = PLAYOUT, node
+                break
+            choosers = 0
+            for r in range(roles):
+                if size[node, r] > 1 and not chance[r]:
+                    choosers += 1
+            c = c_simultaneous if choosers > 1 else c_turn
+            joint = 0
+            for r in range(roles):
+                n = size[node, r]
+                if n <= 1:
+                    index[r] = 0
+                elif chance[r]:
+                    index[r] = min(int(_random(rng) * n), n - 1)
+                else:
+                    index[r] = _choose(node, r, size, slot_base, slot_visits, slot_total,
+                                       count, c, rng)
+                joint = joint * n + index[r]
+            # the pending visit
+            for r in range(roles):
+                path_virtual[d, depth, r] = 0.0
+                if size[node, r] <= 1 or chance[r]:
+                    continue
+                s = _slot_of(node, r, index[r], size, slot_base)
+                if vmean:
+                    v = slot_visits[s]
+                    if v > 0:
+                        mean = slot_total[s] / v
+                    elif count[node] > 0:
+                        mean = rsum[node, r] / count[node]
+                    else:
+                        mean = 0.5
+                    path_virtual[d, depth, r] = mean
+                    slot_total[s] += mean
+                slot_visits[s] += 1
+            count[node] += 1
+            path_node[d, depth] = node
+            path_joint[d, depth] = joint
+            depth += 1
+            nxt = child[child_base[node] + joint]
+            if nxt < 0:
+                leaf_kind[d], leaf_node[d] = NEW_EDGE, node
+                break
+            cycle = False
+            for k in range(depth):
+                if path_node[d, k] == nxt:
+                    cycle = True
+                    break
+            if cycle and not _settled(nxt, terminal, proven):
+                leaf_kind[d], leaf_node[d] = PLAYOUT, nxt
+                break
+            node = nxt
+        path_len[d] = depth
+
+
+@_jit
+def lookup(rows: np.ndarray, parents: np.ndarray, joints: np.ndarray, meta: np.ndarray,
+           table: np.ndarray, state: np.ndarray, child_base: np.ndarray, child: np.ndarray,
+           out: np.ndarray, new: np.ndarray) -> int:
+    """The node of each child state ``rows[i]`` (the joint move ``joints[i]`` at node
+    ``parents[i]``): an existing one (a transposition), or a new node number (its
+    state and table entry written, ``new[i]`` set; its moves come with :func:`fill`),
+    or -1 when the pool is full. Links each parent's child pointer; returns the
+    number of new nodes."""
+    capacity = state.shape[0]
+    made = 0
+    for i in range(len(rows)):
+        node = find(table, state, rows[i])
+        new[i] = False
+        if node < 0 and meta[0] < capacity:
+            node = meta[0]
+            meta[0] += 1
+            state[node, :] = rows[i, :]
+            _insert(table, rows[i], node)
+            new[i] = True
+            made += 1
+        out[i] = node
+        if node >= 0 and parents[i] >= 0:
+            child[child_base[parents[i]] + joints[i]] = node
+    return made
+
+
+@_jit
+def fill(nodes: np.ndarray, is_terminal: np.ndarray, legal: np.ndarray, goals: np.ndarray,
+         move_role: np.ndarray, meta: np.ndarray, terminal: np.ndarray, proven: np.ndarray,
+         value: np.ndarray, count: np.ndarray, rsum: np.ndarray, size: np.ndarray,
+         slot_base: np.ndarray, slot_move: np.ndarray, slot_visits: np.ndarray,
+         slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray) -> bool:
+    """Write new nodes from the engine's read-out of their states: terminal flags,
+    legal move columns ``legal[i]`` (bool per move), ``goals[i]`` (rewards per role,
+    used at terminal states). A non-terminal state where a role has no legal move is
+    a dead end worth 0 to everyone. False (nothing written) when the slot or child
+    pools lack room: the caller grows them and calls again."""
+    roles = size.shape[1]
+    slots_needed, children_needed = 0, 0
+    for i in range(len(nodes)):
+        if is_terminal[i]:
+            continue
+        joint = 1
+        for m in range(legal.shape[1]):
+            if legal[i, m]:
+                slots_needed += 1
+        for r in range(roles):
+            n = 0
+            for m in range(legal.shape[1]):
+                if legal[i, m] and move_role[m] == r:
+                    n += 1
+            joint *= n
+        children_needed += joint
+    if meta[1] + slots_needed > len(slot_move) or meta[2] + children_needed > len(child):
+        return False
+    for i in range(len(nodes)):
+        node = nodes[i]
+        count[node] = 0.0
+        proven[node] = False
+        for r in range(roles):
+            rsum[node, r] = 0.0
+            size[node, r] = 0
+        slot_base[node] = meta[1]
+        child_base[node] = meta[2]
+        terminal[node] = is_terminal[i]
+        if is_terminal[i]:
+            for r in range(roles):
+                value[node, r] = goals[i, r]
+            continue
+        joint = 1
+        for r in range(roles):
+            for m in range(legal.shape[1]):
+                if legal[i, m] and move_role[m] == r:
+                    s = meta[1]
+                    slot_move[s] = m
+                    slot_visits[s] = 0.0
+                    slot_total[s] = 0.0
+                    meta[1] += 1
+                    size[node, r] += 1
+            joint *= size[node, r]
+        if joint == 0:    # a role without a legal move: a dead end
+            terminal[node] = True
+            for r in range(roles):
+                value[node, r] = 0.0
+                size[node, r] = 0
+            continue
+        for j in range(joint):
+            child[meta[2] + j] = _EMPTY
+        meta[2] += joint
+    return True
+
+
+@_jit
+def prove(node: int, chance: np.ndarray, role_max: np.ndarray, terminal: np.ndarray,
+          proven: np.ndarray, value: np.ndarray, size: np.ndarray, child_base: np.ndarray,
+          child: np.ndarray) -> bool:
+    """MCTS-Solver: ``node`` becomes proven when its children's exact values decide it.
+
+    One role choosing (others forced, no chance): a child with the role's best goal
+    proves it at once; else, when every child is exact, the best child (first of
+    equals). Nature choosing (with at most one role): the expectation over nature's
+    uniform moves of the best move, when every child is exact. Two roles choosing in
+    a constant-sum game: when every child is exact and the matrix has a pure saddle
+    point. Otherwise (mixed equilibria, three or more choosers) it stays unproven.
+    """
+    roles = size.shape[1]
+    chooser, choosers, nature = -1, 0, 0
+    joints = 1
+    for r in range(roles):
+        n = size[node, r]
+        joints *= n
+        if n > 1:
+            if chance[r]:
+                nature += 1
+            else:
+                choosers += 1
+                chooser = r
+    base = child_base[node]
+    for j in range(joints):
+        c = child[base + j]
+        if c >= 0 and (terminal[c] or proven[c]) and choosers == 1 and nature == 0 \
+                and value[c, chooser] >= role_max[chooser] - _EPS:
+            value[node, :] = value[c, :]
+            proven[node] = True
+            return True
+    for j in range(joints):
+        c = child[base + j]
+        if c < 0 or not (terminal[c] or proven[c]):
+            return False
+    if choosers <= 1:
+        # expectation over nature's joint moves for each move of the chooser
+        moves = size[node, chooser] if choosers == 1 else 1
+        best = -1.0
+        stride = 1
+        if choosers == 1:
+            for r in range(chooser + 1, roles):
+                stride *= size[node, r]
+        group = joints // moves
+        best_move = 0
+        for a in range(moves):
+            total = 0.0
+            for j in range(joints):
+                if choosers == 1 and (j // stride) % moves != a:
+                    continue
+                total += value[child[base + j], chooser if choosers == 1 else 0]
+            mean = total / group
+            if mean > best + _EPS:
+                best, best_move = mean, a
+        for r in range(roles):
+            total = 0.0
+            for j in range(joints):
+                if choosers == 1 and (j // stride) % moves != best_move:
+                    continue
+                total += value[child[base + j], r]
+            value[node, r] = total / group
+        proven[node] = True
+        return True
+    if choosers != 2 or nature != 0 or roles != 2:
+        return False
+    rows, cols = size[node, 0], size[node, 1]
+    total = value[child[base], 0] + value[child[base], 1]
+    for j in range(joints):
+        c = child[base + j]
+        if abs(value[c, 0] + value[c, 1] - total) > 1e-6:
+            return False   # not constant-sum: no unique value
+    for i in range(rows):
+        for j in range(cols):
+            v = value[child[base + i * cols + j], 0]
+            saddle = True
+            for k in range(rows):   # the row player cannot gain
+                if value[child[base + k * cols + j], 0] > v + _EPS:
+                    saddle = False
+                    break
+            if saddle:
+                for k in range(cols):   # nor the column player
+                    if value[child[base + i * cols + k], 0] < v - _EPS:
+                        saddle = False
+                        break
+            if saddle:
+                value[node, :] = value[child[base + i * cols + j], :]
+                proven[node] = True
+                return True
+    return False
+
+
+@_jit
+def backup(descents: int, rewards: np.ndarray, settled: np.ndarray, vmean: bool,
+           solver: bool, chance: np.ndarray, role_max: np.ndarray, move_role: np.ndarray,
+           path_node: np.ndarray, path_joint: np.ndarray, path_virtual: np.ndarray,
+           path_len: np.ndarray, terminal: np.ndarray, proven: np.ndarray, value: np.ndarray,
+           rsum: np.ndarray, size: np.ndarray, slot_base: np.ndarray, slot_move: np.ndarray,
+           slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
+           mast_sums: np.ndarray, mast_counts: np.ndarray, mark: np.ndarray,
+           stamp: int) -> None:
+    """Back up each descent's reward along its path (visits were counted on the way
+    down; the pending rewards are taken back), try the MCTS-Solver proofs bottom-up
+    from a settled leaf, and add the tree's moves to the MAST statistics (each move
+    once a descent: ``mark`` [moves] holds the last descent's number, ``stamp + d``,
+    which the caller keeps growing from round to round)."""
+    roles = size.shape[1]
+    index = np.zeros(roles, dtype=np.int64)
+    for d in range(descents):
+        proving = solver and settled[d]
+        for depth in range(path_len[d] - 1, -1, -1):
+            node = path_node[d, depth]
+            _decode(node, path_joint[d, depth], size, index)
+            for r in range(roles):
+                rsum[node, r] += rewards[d, r]
+                if size[node, r] <= 1 or chance[r]:
+                    continue
+                s = _slot_of(node, r, index[r], size, slot_base)
+                slot_total[s] += rewards[d, r] - (path_virtual[d, depth, r] if vmean else 0.0)
+                m = slot_move[s]
+                if mark[m] != stamp + d:
+                    mark[m] = stamp + d
+                    mast_counts[m] += 1.0
+                    mast_sums[m] += rewards[d, move_role[m]]
+            if proving and not proven[node]:
+                proving = prove(node, chance, role_max, terminal, proven, value, size,
+                                child_base, child)
+
+
+@_jit
+def undo(descents: int, vmean: bool, chance: np.ndarray, path_node: np.ndarray,
+         path_joint: np.ndarray, path_virtual: np.ndarray, path_len: np.ndarray,
+         count: np.ndarray, size: np.ndarray, slot_base: np.ndarray,
+         slot_visits: np.ndarray, slot_total: np.ndarray) -> None:
+    """Take back the pending visits of descents that were not played out."""
+    roles = size.shape[1]
+    index = np.zeros(roles, dtype=np.int64)
+    for d in range(descents):
+        for depth in range(path_len[d]):
+            node = path_node[d, depth]
+            count[node] -= 1
+            _decode(node, path_joint[d, depth], size, index)
+            for r in range(roles):
+                if size[node, r] <= 1 or chance[r]:
+                    continue
+                s = _slot_of(node, r, index[r], size, slot_base)
+                slot_visits[s] -= 1
+                if vmean:
+                    slot_total[s] -= path_virtual[d, depth, r]
+
+
+@_jit
+def reachable(root: int, n_nodes: int, terminal: np.ndarray, size: np.ndarray,
+              child_base: np.ndarray, child: np.ndarray) -> np.ndarray:
+    """The nodes reachable from ``root`` (a bool per node)."""
+    keep = np.zeros(n_nodes, dtype=np.bool_)
+    stack = np.empty(n_nodes, dtype=np.int64)
+    top = 0
+    stack[0] = root
+    top = 1
+    keep[root] = True
+    roles = size.shape[1]
+    while top:
+        top -= 1
+        node = stack[top]
+        if terminal[node]:
+            continue
+        joints = 1
+        for r in range(roles):
+            joints *= size[node, r]
+        for j in range(joints):
+            c = child[child_base[node] + j]
+            if c >= 0 and not keep[c]:
+                keep[c] = True
+                stack[top] = c
+                top += 1
+    return keep
+
+
+@_jit
+def rebuild_table(table: np.ndarray, state: np.ndarray, n_nodes: int) -> None:
+    """Enter nodes ``0 .. n_nodes - 1`` in an emptied table."""
+    for node in range(n_nodes):
+        _insert(table, state[node], node)
