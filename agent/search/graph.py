@@ -42,6 +42,7 @@ from agent.search.playouts import BatchPlayouts, PlayoutPolicy
 from gdl.reasoning.batch_machine import batch_machine_of, pack_ints, unpack_int
 from solvers.errors import GameError
 from solvers.search import SearchResult
+from solvers.search.matrix_game import solve_matrix_game
 
 UNSUPPORTED = ("grave", "leaf", "repeat", "decisive")
 MAX_DEPTH = 1024       # a descent this deep plays out from where it is
@@ -375,8 +376,9 @@ class GraphSearch:
                             g.nodes, tuple(visits), tuple(means))
 
     def _proven_strategies(self, root: int, strategies: list, visits: list) -> None:
-        """At a proven root: each chooser's move of the proof. One chooser: of the
-        moves keeping the exact value, the most visited; two: the saddle point."""
+        """At a proven root: each chooser's strategy of the proof. One chooser: of the
+        moves keeping the exact value, the most visited; two: the matrix game's
+        equilibrium (:func:`solvers.search.matrix_game.solve_matrix_game`)."""
         g = self.graph
         choosers = self._choosers(root)
         size = g.size[root].astype(np.int64)
@@ -399,13 +401,8 @@ class GraphSearch:
                 best = max(keep, key=lambda i: visits[r][i])
                 strategies[r] = np.eye(shape[r])[best]
             return
-        table = exact[..., 0]
-        for i in range(shape[0]):
-            for j in range(shape[1]):
-                v = table[i, j]
-                if v >= table[:, j].max() - 1e-9 and v <= table[i, :].min() + 1e-9:
-                    strategies[0], strategies[1] = np.eye(shape[0])[i], np.eye(shape[1])[j]
-                    return
+        x, y, _ = solve_matrix_game(exact[..., 0])
+        strategies[0], strategies[1] = x, y
 
 
 def make_search(machine, config: AgentConfig, chance_roles: Sequence[int] = ()

@@ -22,6 +22,8 @@ import math
 import numpy as np
 from numba import njit
 
+from solvers.matrix.simplex_kernels import GAIN_TOLERANCE, solve_one
+
 # leaf kinds of a descent
 SETTLED = 0    # ends at a node with an exact value (terminal or proven)
 NEW_EDGE = 1   # ends at a joint move whose child is not known yet
@@ -326,8 +328,9 @@ def prove(node: int, chance: np.ndarray, role_max: np.ndarray, terminal: np.ndar
     proves it at once; else, when every child is exact, the best child (first of
     equals). Nature choosing (with at most one role): the expectation over nature's
     uniform moves of the best move, when every child is exact. Two roles choosing in
-    a constant-sum game: when every child is exact and the matrix has a pure saddle
-    point. Otherwise (mixed equilibria, three or more choosers) it stays unproven.
+    a constant-sum game: when every child is exact, the matrix game's value (a pure
+    saddle point, else the compiled simplex of :mod:`solvers.matrix.simplex_kernels`).
+    Otherwise (general-sum, three or more choosers) it stays unproven.
     """
     roles = size.shape[1]
     chooser, choosers, nature = -1, 0, 0
@@ -406,7 +409,23 @@ def prove(node: int, chance: np.ndarray, role_max: np.ndarray, terminal: np.ndar
                 value[node, :] = value[child[base + i * cols + j], :]
                 proven[node] = True
                 return True
-    return False
+    # a mixed equilibrium: the zero-sum game of the row player's rewards
+    a = np.empty((rows, cols))
+    for i in range(rows):
+        for j in range(cols):
+            a[i, j] = value[child[base + i * cols + j], 0]
+    x, y = np.empty(rows), np.empty(cols)
+    gain = solve_one(a, np.empty((rows + 1, cols + rows + 1)), np.empty(rows, np.int64), x, y)
+    if not gain <= GAIN_TOLERANCE:
+        return False
+    v = 0.0
+    for i in range(rows):
+        for j in range(cols):
+            v += x[i] * a[i, j] * y[j]
+    value[node, 0] = v
+    value[node, 1] = total - v
+    proven[node] = True
+    return True
 
 
 @_jit

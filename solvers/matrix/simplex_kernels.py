@@ -24,7 +24,7 @@ GAIN_TOLERANCE = 1e-11
 
 
 @njit(cache=True, nogil=True)
-def _solve_one(a: np.ndarray, tableau: np.ndarray, basis: np.ndarray,
+def solve_one(a: np.ndarray, tableau: np.ndarray, basis: np.ndarray,
                x: np.ndarray, y: np.ndarray) -> float:
     """Fill ``x`` [mr], ``y`` [nc] for the alive game ``a`` [mr, nc]; the relative
     deviation gain (``inf`` if it failed)."""
@@ -147,7 +147,7 @@ def solve_zero_sum_batch(u: np.ndarray, rows: np.ndarray, cols: np.ndarray
         for i in range(mr):
             for j in range(nc):
                 sub[i, j] = u[g, ri[i], ci[j]]
-        gain[g] = _solve_one(sub, tableau, basis, gx[:mr], gy[:nc])
+        gain[g] = solve_one(sub, tableau, basis, gx[:mr], gy[:nc])
         if gain[g] < np.inf:
             for i in range(mr):
                 x[g, ri[i]] = gx[i]
