@@ -86,7 +86,7 @@ class StepPrinter:
         pass
 
     def stepped(self, match: Match, state: State) -> None:
-        percepts = match.outcome.percepts[-1] if match.views is not None else None
+        percepts = match.outcome.percepts[-1] if match.gdl2 else None
         for line in step_lines(match.step, match.game.roles, match.outcome.moves[-1],
                                match.outcome.errors[-1], match.answer_seconds(), percepts):
             self._write(line)

@@ -462,7 +462,7 @@ def test_serve_refuses_an_agents_file_others_may_read(tmp_path, capsys) -> None:
 
 
 def test_the_command_line_may_name_any_http_player() -> None:
-    from server.cli.commands import _http_allowed
+    from server.players.http import http_allowed as _http_allowed
     from server.players.http import HttpAllowList
     from server.players.spec import parse_spec
 

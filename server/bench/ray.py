@@ -37,7 +37,12 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from gdl.expansion.row_table import RowTable
 from gdl.formats import load_game
+from gdl.solving.ray_solve import solve_sharded
+from gdl.solving.solve import solve_game
 from server.app import MatchServer
 from server.ray_tournament import game_source, run_ray_tournament
 from server.records import Records
@@ -145,12 +150,7 @@ def kill_figures(cluster: Any, game: Path, matches: int, seed: int,
 
 def solve_figures(path: Path, shards: int) -> dict[str, Any]:
     """Step 4."""
-    import numpy as np
-    import ray
-
-    from gdl.expansion.row_table import RowTable
-    from gdl.solving.ray_solve import solve_sharded
-    from gdl.solving.solve import solve_game
+    import ray  # (deferred: the optional ray extra, seconds to import)
 
     child = subprocess.run([sys.executable, "-m", "ggp_cli", "solve", str(path), "--json",
                             "--quiet", "--max-states", "50000000"], capture_output=True,
