@@ -38,7 +38,14 @@ from server.credentials import (
     write_private,
 )
 from server.export import export_match, export_tournament
-from server.live import Listeners, StepPrinter, follow, header_lines, result_line, step_lines
+from server.live import (
+    Listeners,
+    StepPrinter,
+    follow,
+    outcome_text,
+    record_text,
+    result_line,
+)
 from server.match import MatchOptions, MatchOutcome
 from server.payoff_range import format_ranges
 from server.players.http import LOOPBACK, HttpAllowList, http_allowed
@@ -217,7 +224,7 @@ def match_main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(_outcome_json(game, args.players, outcome)))
     elif args.quiet:
-        print(_match_log(game, args.players, outcome))
+        print(outcome_text(game, args.players, outcome))
     else:  # the header and the steps were printed as they happened
         print(result_line(game.roles, outcome.status, outcome.payoffs, outcome.reason))
     return 0 if outcome.status == "completed" else 1
@@ -243,24 +250,6 @@ def _outcome_json(game: PlayableGame, players: Sequence[str],
             "players": list(players), "status": outcome.status, "payoffs": outcome.payoffs,
             "reason": outcome.reason, "moves": outcome.moves, "errors": outcome.errors,
             **({"percepts": outcome.percepts} if outcome.percepts else {})}
-
-
-def _match_log(game: PlayableGame, players: Sequence[str], outcome: MatchOutcome) -> str:
-    lines = header_lines(outcome.match, game.name, game.roles, players)
-    lines += _step_lines(list(game.roles), outcome.moves, outcome.errors, outcome.percepts)
-    lines.append(result_line(game.roles, outcome.status, outcome.payoffs, outcome.reason))
-    return "\n".join(lines)
-
-
-def _step_lines(roles: list[str], moves: list[list[str | None]], errors: list[list[str]],
-                percepts: Sequence[list[list[str]] | None] = (),
-                times: Sequence[list[float | None] | None] = ()) -> list[str]:
-    """Every step's lines (the organiser's view: every move, and in a GDL-II match every
-    role's percepts)."""
-    return [line for step, (joint, faults) in enumerate(zip(moves, errors, strict=True), start=1)
-            for line in step_lines(step, roles, joint, faults,
-                                   times[step - 1] if step <= len(times) else None,
-                                   percepts[step - 1] if step <= len(percepts) else None)]
 
 
 # --- ggp tournament ---
@@ -437,7 +426,7 @@ def _matches_output(records: Records, args: argparse.Namespace) -> str:
         return json.dumps(rows) if args.json else _list_text(rows)
     if args.action == "show":
         record = records.get_match(args.id)
-        return json.dumps(record) if args.json else _show_text(record)
+        return json.dumps(record) if args.json else record_text(record)
     if args.action == "export":
         exports = _exports(records, args)
         return json.dumps(exports[0] if args.id else exports, indent=1)
@@ -488,18 +477,3 @@ def _tournaments_text(rows: list[dict[str, Any]]) -> str:
                ", ".join(row["config"]["games"]), " ".join(row["config"]["players"]))
               for row in rows]
     return columns(table)
-
-
-def _show_text(record: dict[str, Any]) -> str:
-    roles = record["roles"]
-    lines = header_lines(record["id"], record["game"], roles, record["players"])
-    lines[0] += (f" ({record['format']}), seed {record['seed']}, clocks "
-                 f"{record['startclock']:g}/{record['playclock']:g}")
-    if record["tournament"]:
-        lines.append(f"tournament: {record['tournament']}")
-    lines += _step_lines(roles, [s["moves"] for s in record["steps"]],
-                         [s["errors"] for s in record["steps"]],
-                         [s.get("percepts") for s in record["steps"]],
-                         [s.get("times") for s in record["steps"]])
-    lines.append(result_line(roles, record["status"], record["payoffs"], record["reason"]))
-    return "\n".join(lines)
