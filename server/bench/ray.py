@@ -49,7 +49,7 @@ from server.records import Records
 from server.tournament import TournamentResult, run_tournament
 from solvers.errors import GameError
 from solvers.locations import GAMES
-from solvers.ray_cluster import connect, node_args
+from solvers.ray_cluster import connect, node_args, ray_module
 
 GDL_GAMES = GAMES / "gdl"
 PLAYERS = ["random", "first"]
@@ -150,8 +150,7 @@ def kill_figures(cluster: Any, game: Path, matches: int, seed: int,
 
 def solve_figures(path: Path, shards: int) -> dict[str, Any]:
     """Step 4."""
-    import ray  # (deferred: the optional ray extra, seconds to import)
-
+    ray = ray_module()  # (the optional ray extra: imported when used)
     child = subprocess.run([sys.executable, "-m", "ggp_cli", "solve", str(path), "--json",
                             "--quiet", "--max-states", "50000000"], capture_output=True,
                            text=True, check=False)
