@@ -34,7 +34,7 @@ from server.connections import Connection, Lobby
 from server.credentials import is_admin_token, new_token
 from server.engine import PoolEngine
 from server.identities import Identities
-from server.match import GRACE, Match, MatchOutcome
+from server.match import GRACE, PLAYCLOCK, STARTCLOCK, Match, MatchOptions, MatchOutcome
 from server.players.factory import make_player
 from server.players.http import LOOPBACK, HttpAllowList
 from server.players.launched import LaunchedAgent
@@ -153,9 +153,8 @@ class MatchServer:
         stem = re.sub(r"[^A-Za-z0-9_@-]", "_", game.name)[:64] or "game"
         return f"{stem}.{int(time.time() * 1000)}.{next(self._ids)}.{secrets.token_hex(2)}"
 
-    def create_match(self, game: PlayableGame, player_specs: Sequence[str], *,
-                     startclock: float = 10.0, playclock: float = 5.0, seed: int | None = None,
-                     tournament: str | None = None) -> Match:
+    def start_match(self, game: PlayableGame, player_specs: Sequence[str],
+                    options: MatchOptions) -> Match:
         """Seat the players (specs) and start the match as a task of this server."""
         specs = [parse_spec(s) for s in player_specs]
         for spec in specs:
@@ -163,13 +162,10 @@ class MatchServer:
         if len(specs) != len(game.roles):
             raise GameError(f"{game.name} has {len(game.roles)} roles "
                             f"({', '.join(game.roles)}); got {len(specs)} players")
-        seed = secrets.randbelow(1 << 31) if seed is None else seed
-        if not 0 <= seed <= protocol.MAX_SEED:  # the records keep it as a 64-bit integer
-            raise GameError(f"seed {seed} is not in [0, {protocol.MAX_SEED}]")
+        options = options.seeded()
         players = [make_player(s, self) for s in specs]
         match = Match(self.new_match_id(game), game, players, player_specs, self.records,
-                      startclock=startclock, playclock=playclock, seed=seed,
-                      tournament=tournament, grace=self.grace, engine=self.engine)
+                      options, grace=self.grace, engine=self.engine)
         match.listener = self.spectators
         self.matches[match.id] = match
         task = asyncio.create_task(self._run(match), name=f"match {match.id}")
@@ -194,10 +190,26 @@ class MatchServer:
                 old, _ = self.finished.popitem(last=False)
                 self._finished_seats.pop(old, None)
 
-    async def play_match(self, game: PlayableGame, player_specs: Sequence[str],
-                         **options: Any) -> MatchOutcome:
-        match = self.create_match(game, player_specs, **options)
+    async def run_match(self, game: PlayableGame, player_specs: Sequence[str],
+                        options: MatchOptions) -> MatchOutcome:
+        """:meth:`start_match`, then wait for its end."""
+        match = self.start_match(game, player_specs, options)
         return await self.tasks[match.id]
+
+    def create_match(self, game: PlayableGame, player_specs: Sequence[str], *,
+                     startclock: float = STARTCLOCK, playclock: float = PLAYCLOCK,
+                     seed: int | None = None, tournament: str | None = None) -> Match:
+        """:meth:`start_match` with the options as keywords."""
+        return self.start_match(game, player_specs,
+                                MatchOptions(startclock, playclock, seed, tournament))
+
+    async def play_match(self, game: PlayableGame, player_specs: Sequence[str], *,
+                         startclock: float = STARTCLOCK, playclock: float = PLAYCLOCK,
+                         seed: int | None = None, tournament: str | None = None
+                         ) -> MatchOutcome:
+        """:meth:`run_match` with the options as keywords."""
+        return await self.run_match(game, player_specs,
+                                    MatchOptions(startclock, playclock, seed, tournament))
 
     async def abort(self, match_id: str, reason: str = "aborted by the operator") -> bool:
         match, task = self.matches.get(match_id), self.tasks.get(match_id)
@@ -448,10 +460,9 @@ class MatchServer:
             try:
                 self._check_limits(message["players"])
                 game = self.load_game(message["game"])
-                match = self.create_match(game, message["players"],
-                                          startclock=message.get("startclock", 10.0),
-                                          playclock=message.get("playclock", 5.0),
-                                          seed=message.get("seed"))
+                match = self.start_match(game, message["players"], MatchOptions(
+                    message.get("startclock", STARTCLOCK), message.get("playclock", PLAYCLOCK),
+                    message.get("seed")))
             except ProtocolError:
                 raise
             except GameError as exc:

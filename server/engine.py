@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
+import gdl.formats  # noqa: F401 - the game adapters' modules: a worker loads them as it starts
 from solvers.errors import GameError
 from solvers.playable import PlayableGame, State
 
@@ -64,25 +65,15 @@ def look_at(game: PlayableGame, state: State) -> Look:
         return Look(False, None, exc)
 
 
-def state_text(game: PlayableGame, state: State) -> str:
-    """A state as text for the record: GDL states as the KIF list of their facts (as
-    ggp-base records them; ``gdl.playable`` states are (machine state, last joint move)),
-    other formats as the adapter's state value."""
-    machine = getattr(game, "machine", None)
-    if game.format == "gdl" and machine is not None:
-        return "( " + " ".join(machine.state_to_kif(state[0])) + " )"
-    return str(state)
-
-
 Advanced = tuple[State, random.Random, str, Look]
 
 
 def advance(game: PlayableGame, state: State, moves: Sequence[str | None],
             rng: random.Random) -> Advanced:
     """The step: the next state (a GameError here is the step's own and raises), the
-    chance generator after it, the state's record text, and its look."""
+    chance generator after it, the state's record text (``game.state_text``), and its look."""
     after = game.next_state(state, moves, rng)
-    return after, rng, state_text(game, after), look_at(game, after)
+    return after, rng, game.state_text(after), look_at(game, after)
 
 
 class InlineEngine:
@@ -125,7 +116,7 @@ def _worker_advance(key: str, blob: bytes | None, state: State, moves: Sequence[
 
 
 def _ready() -> bool:
-    import gdl.formats  # noqa: F401  (the game adapters' modules, loaded ahead)
+    """A worker is up (it imported this module, and with it the game adapters)."""
     return True
 
 

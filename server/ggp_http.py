@@ -4,14 +4,17 @@
 ``POST /`` per message over a fresh HTTP/1.0 connection, the message (a KIF list) as
 the body, the reply as the body of the answer. This module builds the request bytes
 and the messages (START, PLAY, STOP, ABORT, INFO; PLAY and STOP also in the GDL-II
-form of ``../shared/protocols/ggp-ii.md``) and parses a reply into a move term;
-``server/players/http.py`` does the socket work.
+form of ``../shared/protocols/ggp-ii.md``), reads the HTTP reply (:class:`HttpReply`,
+on h11) and parses its body into a move term; ``server/players/http.py`` does the
+socket work.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+
+import h11
 
 from server.protocol import normalize_move
 from solvers.errors import FormatError
@@ -86,21 +89,58 @@ def http_request(host: str, port: int, body: str, receiver: str = "player") -> b
     return head.encode("ascii") + payload
 
 
+class HttpReply:
+    """A player's HTTP/1.x reply to one request, read as its bytes arrive (sans I/O).
+
+    :meth:`feed` takes what the socket gave (``b""`` at its end) and says when the
+    reply is whole: at the end of its body (``Content-Length``, chunked) or, without
+    a length, at the end of the stream. Like ggp-base, the status is not looked at.
+    A reply that is not HTTP, ends early or passes ``limit`` bytes is a FormatError."""
+
+    def __init__(self, limit: int = MAX_REPLY_BYTES) -> None:
+        self.limit = limit
+        self.size = 0
+        self.body = bytearray()
+        self._http = h11.Connection(h11.CLIENT, max_incomplete_event_size=limit)
+        # h11 reads a response to the request it sent: tell it ours was sent (the
+        # bytes themselves are http_request's, ggp-base's HTTP/1.0 form)
+        self._http.send(h11.Request(method="POST", target="/", headers=[
+            ("Host", "player"), ("Content-Length", "0"), ("Connection", "close")]))
+        self._http.send(h11.EndOfMessage())
+
+    def feed(self, data: bytes) -> bool:
+        """Take the next bytes of the stream (``b""``: it ended); True once the reply is whole."""
+        self.size += len(data)
+        if self.size > self.limit:
+            raise FormatError(f"GGP player reply larger than {self.limit} bytes")
+        try:
+            self._http.receive_data(data)
+            while True:
+                event = self._http.next_event()
+                if event is h11.NEED_DATA:
+                    if not data:
+                        raise FormatError("GGP player reply ended early")
+                    return False
+                if isinstance(event, h11.Data):
+                    self.body += event.data
+                elif isinstance(event, h11.EndOfMessage):
+                    return True
+                elif isinstance(event, h11.ConnectionClosed):
+                    raise FormatError("GGP player closed the connection without a reply")
+        except h11.ProtocolError as exc:
+            raise FormatError(f"GGP player reply is not an HTTP response ({exc})") from None
+
+    def text(self) -> str:
+        """The body, decoded and trimmed."""
+        return bytes(self.body).decode("utf-8", "replace").strip()
+
+
 def parse_http_reply(data: bytes) -> str:
-    """The trimmed body of an HTTP reply (read to close); like ggp-base, ignore the status."""
-    head, sep, body = data.partition(b"\r\n\r\n")
-    if not sep:
-        head, sep, body = data.partition(b"\n\n")
-    if not sep:
-        raise FormatError("GGP player reply is not an HTTP response")
-    for line in head.split(b"\n")[1:]:
-        name, _, value = line.partition(b":")
-        if name.strip().lower() == b"content-length":
-            try:
-                body = body[:max(0, int(value.strip()))]
-            except ValueError:
-                pass
-    return body.decode("utf-8", "replace").strip()
+    """The trimmed body of a whole HTTP reply (``data``: the stream to its end)."""
+    reply = HttpReply()
+    if not (reply.feed(data) or reply.feed(b"")):
+        raise FormatError("GGP player reply ended early")
+    return reply.text()
 
 
 def parse_move_reply(reply: str) -> str | None:

@@ -19,9 +19,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, TextIO
 
-from server.match import Match, MatchListener
+from server.match import Match, MatchListener, MatchOutcome
 from server.records import Records
-from solvers.playable import State
+from solvers.playable import PlayableGame, State
 
 POLL_SECONDS = 0.25  # how often a follower reads the records
 
@@ -86,7 +86,7 @@ class StepPrinter:
         pass
 
     def stepped(self, match: Match, state: State) -> None:
-        percepts = match.outcome.percepts[-1] if match.views is not None else None
+        percepts = match.outcome.percepts[-1] if match.gdl2 else None
         for line in step_lines(match.step, match.game.roles, match.outcome.moves[-1],
                                match.outcome.errors[-1], match.answer_seconds(), percepts):
             self._write(line)
@@ -96,6 +96,43 @@ class StepPrinter:
             outcome = match.outcome
             self._write(result_line(match.game.roles, outcome.status, outcome.payoffs,
                                     outcome.reason))
+
+
+def match_lines(roles: Sequence[str], moves: Sequence[Sequence[str | None]],
+                errors: Sequence[Sequence[str]],
+                percepts: Sequence[Sequence[Sequence[str]] | None] = (),
+                times: Sequence[Sequence[float | None] | None] = ()) -> list[str]:
+    """Every step's lines (the organiser's view: every move, and in a GDL-II match every
+    role's percepts)."""
+    return [line for step, (joint, faults) in enumerate(zip(moves, errors, strict=True), start=1)
+            for line in step_lines(step, roles, joint, faults,
+                                   times[step - 1] if step <= len(times) else None,
+                                   percepts[step - 1] if step <= len(percepts) else None)]
+
+
+def outcome_text(game: PlayableGame, players: Sequence[str], outcome: MatchOutcome) -> str:
+    """A match just played, whole: header, steps, result (``ggp match --quiet``)."""
+    lines = header_lines(outcome.match, game.name, game.roles, players)
+    lines += match_lines(game.roles, outcome.moves, outcome.errors, outcome.percepts)
+    lines.append(result_line(game.roles, outcome.status, outcome.payoffs, outcome.reason))
+    return "\n".join(lines)
+
+
+def record_text(record: dict[str, Any]) -> str:
+    """A recorded match, whole, with its format, seed, clocks and tournament
+    (``ggp matches show``)."""
+    roles = record["roles"]
+    lines = header_lines(record["id"], record["game"], roles, record["players"])
+    lines[0] += (f" ({record['format']}), seed {record['seed']}, clocks "
+                 f"{record['startclock']:g}/{record['playclock']:g}")
+    if record["tournament"]:
+        lines.append(f"tournament: {record['tournament']}")
+    lines += match_lines(roles, [s["moves"] for s in record["steps"]],
+                         [s["errors"] for s in record["steps"]],
+                         [s.get("percepts") for s in record["steps"]],
+                         [s.get("times") for s in record["steps"]])
+    lines.append(result_line(roles, record["status"], record["payoffs"], record["reason"]))
+    return "\n".join(lines)
 
 
 class Listeners:

@@ -11,9 +11,10 @@ Algorithm (ggp-base's GameServer, as ``shared/protocols/ggp-http.md`` describes 
 3. A late reply becomes that move with error ``TO`` (``CE`` when the player is
    unreachable), a non-move ``IL null``, an illegal move ``IL <move>``.
 4. Apply the joint move (chance from the match's chance generator), commit the step
-   to the database, then tell every seat the step's result (its own observation).
-   In a GDL-II match (``server/gdl2.py``) a seat's observation is only its own move
-   and percepts; the record keeps the true state and every seat's percepts.
+   to the database, then tell every seat the step's result (its own observation, as
+   the game gives it). In a GDL-II match (``server/gdl2.py``) a seat's observation is
+   only its own move and percepts; the record keeps the true state and every seat's
+   percepts.
 5. At a terminal state, record the payoffs and send each seat the end (a game that
    leaves its goals ill-defined there scores 0 for every role, with a note). An abort
    (operator, shutdown, cancelled task) records ``aborted`` with the reason; in a
@@ -21,7 +22,8 @@ Algorithm (ggp-base's GameServer, as ``shared/protocols/ggp-http.md`` describes 
    error may describe the state).
 
 Both generators derive from the match seed, so a seed replays the match when the
-players are deterministic.
+players are deterministic. A match's clocks, seed and tournament are its
+:class:`MatchOptions`.
 """
 
 from __future__ import annotations
@@ -29,23 +31,45 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import secrets
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
-from server.engine import InlineEngine, PoolEngine, state_text
-from server.gdl2 import SeatViews, is_gdl2
+from server.engine import InlineEngine, PoolEngine
+from server.gdl2 import is_gdl2, step_percepts
 from server.players.base import Player, PlayerGone, SeatInfo, SeatUnfilled, StepRequest
-from server.protocol import match_legal_move
+from server.protocol import MAX_SEED, match_legal_move
 from server.records import Records
 from solvers.errors import GameError
 from solvers.playable import PlayableGame, State
 
 GRACE = 1.0  # seconds a late reply is still accepted, as ggp-base waits playclock + 1 s
 MAX_STEPS = 10_000  # a guard against games that never end
+STARTCLOCK = 10.0  # seconds, unless a match says otherwise
+PLAYCLOCK = 5.0
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class MatchOptions:
+    """How one match is played: its clocks (seconds), its seed (None: a random one,
+    drawn when the match is created) and the tournament it belongs to."""
+
+    startclock: float = STARTCLOCK
+    playclock: float = PLAYCLOCK
+    seed: int | None = None
+    tournament: str | None = None
+
+    def seeded(self) -> MatchOptions:
+        """These options with a seed: the given one (checked), else a random one."""
+        if self.seed is None:
+            return replace(self, seed=secrets.randbelow(1 << 31))
+        if not 0 <= self.seed <= MAX_SEED:  # the records keep it as a 64-bit integer
+            raise GameError(f"seed {self.seed} is not in [0, {MAX_SEED}]")
+        return self
 
 
 @dataclass
@@ -82,8 +106,7 @@ class Match:
     """A match between seated players (see the module docstring)."""
 
     def __init__(self, match_id: str, game: PlayableGame, players: Sequence[Player],
-                 specs: Sequence[str], records: Records, *, startclock: float,
-                 playclock: float, seed: int, tournament: str | None = None,
+                 specs: Sequence[str], records: Records, options: MatchOptions, *,
                  grace: float = GRACE, engine: PoolEngine | None = None) -> None:
         if len(players) != len(game.roles):
             raise GameError(f"{game.name} has {len(game.roles)} roles "
@@ -94,15 +117,17 @@ class Match:
         self.players = list(players)
         self.specs = list(specs)
         self.records = records
-        self.startclock = startclock
-        self.playclock = playclock
-        self.seed = seed
-        self.tournament = tournament
+        self.options = options = options.seeded()
+        assert options.seed is not None  # (seeded)
+        self.startclock = options.startclock
+        self.playclock = options.playclock
+        self.seed: int = options.seed
+        self.tournament = options.tournament
         self.grace = grace
-        self.chance_rng = random.Random(f"{seed}:chance")
-        self.fault_rng = random.Random(f"{seed}:faults")
+        self.chance_rng = random.Random(f"{self.seed}:chance")
+        self.fault_rng = random.Random(f"{self.seed}:faults")
         self.step = 0
-        self.views = SeatViews(game) if is_gdl2(game) else None
+        self.gdl2 = is_gdl2(game)  # GDL-II: nobody sees the joint move (server/gdl2.py)
         self.abort_reason: str | None = None
         self.outcome = MatchOutcome(match_id, "running", None)
         self.listener: MatchListener | None = None
@@ -121,7 +146,7 @@ class Match:
             "id": self.id, "game": self.game.name, "format": self.game.format,
             "roles": list(self.game.roles), "players": self.specs, "seed": self.seed,
             "startclock": self.startclock, "playclock": self.playclock,
-            "tournament": self.tournament, "initial_state": state_text(self.game, state),
+            "tournament": self.tournament, "initial_state": self.game.state_text(state),
             "description": {"format": self.game.format, "name": self.game.name},
             "rules": self.game.description().get("text")})
         try:
@@ -131,7 +156,8 @@ class Match:
             await self.records.finish_match(self.id, "completed", payoffs, note)
             self.outcome.status, self.outcome.payoffs, self.outcome.reason = \
                 "completed", payoffs, note
-            await asyncio.gather(*(p.stop(payoffs, self._observe(state, r), self._last_joint())
+            last = self._last_joint()
+            await asyncio.gather(*(p.stop(payoffs, self.game.observation(state, r), last)
                                    for r, p in enumerate(self.players)),
                                  return_exceptions=True)
         except (GameError, asyncio.CancelledError, MatchAborted) as exc:
@@ -173,7 +199,7 @@ class Match:
         self.outcome.status, self.outcome.reason = "aborted", reason
         # the record must be written even while this task is being cancelled
         await asyncio.shield(self.records.finish_match(self.id, "aborted", None, reason))
-        if from_game and self.views is not None:  # "... in the non-terminal state {...}"
+        if from_game and self.gdl2:  # "... in the non-terminal state {...}"
             reason = f"the game failed at step {self.step} (the reason is in the match record)"
         await asyncio.gather(*(p.abort(reason) for p in self.players), return_exceptions=True)
 
@@ -187,15 +213,10 @@ class Match:
                 task.cancel()
             raise
 
-    def _observe(self, state: State, role: int) -> Any:
-        if self.views is not None:
-            return self.views.observation(role)
-        return self.game.observation(state, role)
-
     def _last_joint(self) -> list[str | None] | None:
         """The previous step's moves of every seat, for GGP HTTP players of plain GDL
         (None before the first step, and in GDL-II, where no seat may see them)."""
-        if self.views is not None or not self.outcome.moves:
+        if self.gdl2 or not self.outcome.moves:
             return None
         return self.outcome.moves[-1]
 
@@ -213,8 +234,8 @@ class Match:
             self._tell("turn", [r for r, moves in enumerate(legal) if moves])
             last = self._last_joint()
             replies = await asyncio.gather(*(
-                self._ask(r, StepRequest(self.step, state, self._observe(state, r), moves,
-                                         self.playclock, last))
+                self._ask(r, StepRequest(self.step, state, self.game.observation(state, r),
+                                         moves, self.playclock, last))
                 for r, moves in enumerate(legal)))
             replied = time.perf_counter()
             moves: list[str | None] = []
@@ -224,10 +245,9 @@ class Match:
                     reply, error = match_legal_move(self.game.format, reply, legal[r])
                 moves.append(reply if error == "" else fallback[r])
                 errors.append(error)
-            before = state
             state, self.chance_rng, text, look = await self.engine.advance(
                 self.game, state, moves, self.chance_rng)
-            percepts = None if self.views is None else self.views.advance(before, state)
+            percepts = step_percepts(self.game, state) if self.gdl2 else None
             # commit before anyone hears of the step: a crash loses at most this step
             await self.records.add_step(self.id, self.step, moves, errors, text, percepts,
                                         times=self.answer_seconds())
@@ -236,7 +256,7 @@ class Match:
             if percepts is not None:
                 self.outcome.percepts.append(percepts)
             await asyncio.gather(*(p.result(self.step, moves[r], errors[r],
-                                            self._observe(state, r))
+                                            self.game.observation(state, r))
                                    for r, p in enumerate(self.players)),
                                  return_exceptions=True)
             self._tell("stepped", state)

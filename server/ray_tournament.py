@@ -8,7 +8,7 @@ same match loop, not a second one.
    (at least one a node), each pinned to its node, each playing many matches at once
    in its event loop. For a match a host loads the game from its text (put once into
    the object store, loaded once per host), starts a :class:`MatchServer` on
-   127.0.0.1 and runs :meth:`MatchServer.play_match`, the match loop with its players
+   127.0.0.1 and runs :meth:`MatchServer.run_match`, the match loop with its players
    started on that node (built-ins, ``agent`` seats as local processes, ``http://``
    players reachable from it), against an in-memory record; it returns that record.
    The driver fixes the match id (tournament and index), so a match is the same
@@ -46,7 +46,7 @@ from typing import Any
 
 from gdl.formats import MAX_GAME_BYTES, detect_format, load_game_text
 from server.app import MatchServer
-from server.match import MatchOutcome
+from server.match import PLAYCLOCK, STARTCLOCK, MatchOptions, MatchOutcome
 from server.players.spec import parse_spec
 from server.records import Records
 from server.tournament import Pairing, TournamentResult, plan_tournament, run_planned
@@ -113,14 +113,12 @@ def _loaded(source: GameSource) -> PlayableGame:
 
 
 async def _run_match(game: PlayableGame, specs: list[str], match_id: str,
-                     options: dict[str, Any]) -> dict[str, Any]:
+                     options: MatchOptions, http_allow: list[str]) -> dict[str, Any]:
     records = Records(":memory:")
     try:
-        async with _NodeServer(records, port=0, http_allow=options["http_allow"]) as server:
+        async with _NodeServer(records, port=0, http_allow=http_allow) as server:
             server.match_id = match_id
-            await server.play_match(game, specs, startclock=options["startclock"],
-                                    playclock=options["playclock"], seed=options["seed"],
-                                    tournament=options["tournament"])
+            await server.run_match(game, specs, options)
         return records.get_match(match_id)
     finally:
         records.close()
@@ -139,7 +137,8 @@ class MatchHost:
         return node_label()
 
     async def play(self, source: GameSource, specs: list[str], match_id: str,
-                   options: dict[str, Any], ledger: Any) -> dict[str, Any]:
+                   options: MatchOptions, http_allow: list[str], ledger: Any
+                   ) -> dict[str, Any]:
         ray = ray_module()
         node = node_label()
         # waited for: a start the ledger never heard of would hide a rerun; while a node
@@ -155,7 +154,7 @@ class MatchHost:
         self.running += 1
         self.peak = max(self.peak, self.running)
         try:
-            record = await _run_match(_loaded(source), specs, match_id, options)
+            record = await _run_match(_loaded(source), specs, match_id, options, http_allow)
         except GameError as exc:
             raise GameError(f"match {match_id} on node {node}: {exc}") from None
         finally:
@@ -268,7 +267,7 @@ def _match_id(game: PlayableGame, tournament: str, index: int) -> str:
 async def run_ray_tournament(records: Records, games: Sequence[PlayableGame],
                              sources: Sequence[GameSource], players: Sequence[str], *,
                              rounds: int = 1, swap_roles: bool = False, concurrency: int = 4,
-                             startclock: float = 10.0, playclock: float = 5.0,
+                             startclock: float = STARTCLOCK, playclock: float = PLAYCLOCK,
                              seed: int | None = None, fill: str | None = None,
                              http_allow: Sequence[str] = (),
                              on_match: Callable[[MatchOutcome], None] | None = None,
@@ -310,15 +309,13 @@ async def run_ray_tournament(records: Records, games: Sequence[PlayableGame],
 
     async def play(index: int, pairing: Pairing) -> MatchOutcome:
         match_id = _match_id(pairing.game, plan.id, index)
-        options = {"startclock": startclock, "playclock": playclock, "seed": pairing.seed,
-                   "tournament": plan.id, "http_allow": list(http_allow)}
         async with gate:
             running[0] += 1
             running[1] = max(running)
             try:
                 record = await on_host(match_id, (
                     source_of[id(pairing.game)], [plan.entrants[e] for e in pairing.entrants],
-                    match_id, options, ledger))
+                    match_id, plan.match_options(pairing), list(http_allow), ledger))
             except ray.exceptions.RayError as exc:
                 raise await _failure(ledger, match_id, exc) from None
             finally:

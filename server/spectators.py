@@ -36,7 +36,7 @@ from websockets.exceptions import ConnectionClosed
 from server import protocol
 from server.connections import SEND_TIMEOUT
 from server.credentials import is_admin_token
-from server.match import Match, state_text
+from server.match import Match
 from server.protocol import ProtocolError
 from server.records import Records
 from server.web.board import (
@@ -57,7 +57,6 @@ MAX_SPECTATORS = 256  # spectator sockets at once (each also counts as a connect
 SPECTATOR_QUEUE = 1024  # messages waiting for one spectator socket; one more closes it
 MAX_WATCHED = 64  # matches one spectator socket may watch at once
 RECENT_FEEDS = 256  # finished matches kept in memory for late spectators and the pages
-HIDDEN_FORMATS = ("efg", "tree", "posg")  # formats whose players see only part of a state
 HIDDEN_VIEW = text_view("hidden information: the moves and the state are shown when the "
                         "match ends")
 
@@ -66,9 +65,13 @@ def _seconds(value: float | None) -> float | None:
     return None if value is None else round(value, 4)
 
 
-def hides_information(fmt: str, gdl2: bool) -> bool:
-    """Whether a match of this format (a GDL one: GDL-II or not) is redacted while it runs."""
-    return gdl2 or fmt in HIDDEN_FORMATS
+def recorded_hidden_information(record: dict[str, Any]) -> bool:
+    """Whether a recorded match's game hides information (a record has no game to ask
+    ``hidden_information``): a GDL match whose steps carry percepts (GDL-II); any other
+    format (only GDL without ``sees`` shows every role the whole state)."""
+    if record["format"] != "gdl":
+        return True
+    return any(s.get("percepts") is not None for s in record["steps"])
 
 
 def redacted_entry(entry: dict[str, Any]) -> dict[str, Any]:
@@ -84,8 +87,7 @@ class Feed:
 
     def __init__(self, match: Match, state: State, public: bool = False) -> None:
         self.match = match
-        self.hidden = not public and hides_information(
-            match.game.format, getattr(match, "views", None) is not None)
+        self.hidden = not public and match.game.hidden_information
         self.id = match.id
         self.game = match.game
         self.status = "starting"  # starting | running | completed | aborted
@@ -105,7 +107,7 @@ class Feed:
     def grid(self) -> Grid | None:
         if not self._grid_known:  # first needed: ground the game once (cached per game)
             seen = [f for state in self.states
-                    for f in parse_kif_list(state_text(self.game, state))] \
+                    for f in parse_kif_list(self.game.state_text(state))] \
                 if self.game.format == "gdl" else []
             self._grid = game_grid(self.game, seen)
             self._grid_known = True
@@ -409,8 +411,7 @@ class Spectators:
             return None
         view_at = recorded_views(record)
         watching = recorded_watching(record, view_at)
-        hidden = hides_information(record["format"], any(
-            s.get("percepts") is not None for s in record["steps"]))
+        hidden = recorded_hidden_information(record)
         if record["status"] == "running" and hidden and not (full or self.public):
             watching.update(history=[redacted_entry(e) for e in watching["history"]],
                             view=HIDDEN_VIEW, hidden=True)

@@ -9,8 +9,9 @@ Algorithm:
    each match, for every set of seats the entrants take in their order (every
    ordered one with ``--swap-roles``), and the filler takes the seats left. Match ``i`` gets the seed
    ``hash(tournament seed, i)``.
-2. Run the matches on one server, at most ``concurrency`` at a time, recording each
-   with the tournament's id; a progress bar goes to stderr. (On a Ray cluster,
+2. Run the matches on one server (a :class:`MatchRunner`), at most ``concurrency`` at a
+   time, each with its :class:`~server.match.MatchOptions` (the tournament's clocks,
+   the match's seed, the tournament's id); a progress bar goes to stderr. (On a Ray cluster,
    :mod:`server.ray_tournament` runs the same plan's matches as tasks through
    :func:`run_planned`.)
 3. Standings per entrant, per game and overall: the mean payoff with a 95%
@@ -33,13 +34,10 @@ import secrets
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, TextIO
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol, TextIO
 
-from scipy import stats
-
-from server.app import MatchServer
-from server.match import MatchOutcome
+from server.match import PLAYCLOCK, STARTCLOCK, MatchOptions, MatchOutcome
 from server.payoff_range import GDL_RANGE, PayoffRange, observed_range, payoff_range
 from server.records import Records
 from solvers.errors import GameError
@@ -75,6 +73,10 @@ class Standing:
         n = len(self.scores)
         if n < 2:
             return None
+        # (deferred: scipy.stats takes half a second to import, the server's pages and
+        # commands need it only for a table)
+        from scipy import stats
+
         mean = sum(self.scores) / n
         sd = math.sqrt(sum((x - mean) ** 2 for x in self.scores) / (n - 1))
         return float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
@@ -252,12 +254,17 @@ class Plan:
     pairings: list[Pairing]
     seed: int
     ranges: dict[str, PayoffRange]  # the games' payoff ranges known before any match
+    clocks: MatchOptions  # every match's clocks (its seed and tournament: match_options)
+
+    def match_options(self, pairing: Pairing) -> MatchOptions:
+        """How the match of ``pairing`` is played, wherever it runs."""
+        return replace(self.clocks, seed=pairing.seed, tournament=self.id)
 
 
 def plan_tournament(games: Sequence[PlayableGame], players: Sequence[str], *, rounds: int = 1,
-                    swap_roles: bool = False, concurrency: int = 4, startclock: float = 10.0,
-                    playclock: float = 5.0, seed: int | None = None,
-                    fill: str | None = None) -> Plan:
+                    swap_roles: bool = False, concurrency: int = 4,
+                    startclock: float = STARTCLOCK, playclock: float = PLAYCLOCK,
+                    seed: int | None = None, fill: str | None = None) -> Plan:
     """Step 1 of the module docstring, the same wherever the matches then run.
 
     ``fill``: the player spec of the seats left when a game has more roles than
@@ -276,7 +283,8 @@ def plan_tournament(games: Sequence[PlayableGame], players: Sequence[str], *, ro
         entrants.append(fill)
     pairings = schedule(games, len(players), rounds, swap_roles, seed, fill is not None)
     tid = f"tournament.{int(time.time() * 1000)}.{secrets.token_hex(2)}"
-    return Plan(tid, config, entrants, entrant_names(entrants), pairings, seed, known)
+    return Plan(tid, config, entrants, entrant_names(entrants), pairings, seed, known,
+                MatchOptions(startclock, playclock))
 
 
 async def run_planned(records: Records, plan: Plan,
@@ -297,9 +305,20 @@ async def run_planned(records: Records, plan: Plan,
                             plan.seed, ranges)
 
 
-async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
+class MatchRunner(Protocol):
+    """Where a tournament's matches run (:class:`server.app.MatchServer`)."""
+
+    @property
+    def records(self) -> Records: ...
+
+    async def run_match(self, game: PlayableGame, player_specs: Sequence[str],
+                        options: MatchOptions) -> MatchOutcome: ...
+
+
+async def run_tournament(server: MatchRunner, games: Sequence[PlayableGame],
                          players: Sequence[str], *, rounds: int = 1, swap_roles: bool = False,
-                         concurrency: int = 4, startclock: float = 10.0, playclock: float = 5.0,
+                         concurrency: int = 4, startclock: float = STARTCLOCK,
+                         playclock: float = PLAYCLOCK,
                          seed: int | None = None, fill: str | None = None,
                          on_match: Callable[[MatchOutcome], None] | None = None
                          ) -> TournamentResult:
@@ -312,10 +331,9 @@ async def run_tournament(server: MatchServer, games: Sequence[PlayableGame],
 
     async def play(_: int, pairing: Pairing) -> MatchOutcome:
         async with gate:
-            outcome = await server.play_match(
+            outcome = await server.run_match(
                 pairing.game, [plan.entrants[e] for e in pairing.entrants],
-                startclock=startclock, playclock=playclock, seed=pairing.seed,
-                tournament=plan.id)
+                plan.match_options(pairing))
         if on_match is not None:
             on_match(outcome)
         return outcome

@@ -386,7 +386,7 @@ async def test_solver_builtin_plays_the_solved_strategy_at_its_information_sets(
 
 
 def test_the_organiser_view_shows_every_role_percepts(tmp_path) -> None:
-    from server.cli.commands import _show_text
+    from server.live import record_text as _show_text
 
     record = {"id": "k.1", "game": "kuhn_poker", "format": "gdl", "seed": 1, "startclock": 1.0,
               "playclock": 1.0, "roles": ["first", "second"], "players": ["a", "b"],

@@ -462,11 +462,10 @@ def test_serve_refuses_an_agents_file_others_may_read(tmp_path, capsys) -> None:
 
 
 def test_the_command_line_may_name_any_http_player() -> None:
-    from server.cli.commands import _http_allowed
-    from server.players.http import HttpAllowList
+    from server.players.http import HttpAllowList, http_allowed
     from server.players.spec import parse_spec
 
-    allowed = HttpAllowList(_http_allowed(["http://ggp.example.org:9147", "http://[fe80::1]"]))
+    allowed = HttpAllowList(http_allowed(["http://ggp.example.org:9147", "http://[fe80::1]"]))
     for spec in ("http://ggp.example.org:9147", "http://[fe80::1]:80", "http://localhost:1"):
         allowed.check(parse_spec(spec))
     with pytest.raises(ProtocolError):

@@ -129,7 +129,7 @@ async def test_uct_keeps_its_margin_but_at_most_a_quarter_of_the_clock(
         return SimpleNamespace(best_move=lambda role: "(mark 1 1)")
 
     player.search, player._search = object(), search
-    player.machine = SimpleNamespace(move_to_kif=str)
+    player.model = SimpleNamespace(state=lambda state: state, move_text=str)
     request = StepRequest(1, ("state",), None, ["(mark 1 1)", "(mark 1 2)"], clock, None)
     assert await player.choose(request) == "(mark 1 1)"
     assert clock - margin - 0.05 < thinking[0] <= clock - margin

@@ -59,6 +59,14 @@ class Pennies:
     def observation(self, state: tuple, role: int) -> list[str | None]:
         return [step[role] if role < len(step) else None for step in state]
 
+    hidden_information = True  # each role sees only its own moves
+
+    def search_model(self) -> None:
+        return None
+
+    def state_text(self, state: tuple) -> str:
+        return str(state)
+
     def description(self) -> dict[str, str]:
         return {"format": "efg", "name": self.name, "text": "EFG 2 R \"pennies\" { \"row\" \"col\" }"}
 

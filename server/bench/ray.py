@@ -37,14 +37,19 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from gdl.expansion.row_table import RowTable
 from gdl.formats import load_game
+from gdl.solving.ray_solve import solve_sharded
+from gdl.solving.solve import solve_game
 from server.app import MatchServer
 from server.ray_tournament import game_source, run_ray_tournament
 from server.records import Records
 from server.tournament import TournamentResult, run_tournament
 from solvers.errors import GameError
 from solvers.locations import GAMES
-from solvers.ray_cluster import connect, node_args
+from solvers.ray_cluster import connect, node_args, ray_module
 
 GDL_GAMES = GAMES / "gdl"
 PLAYERS = ["random", "first"]
@@ -145,13 +150,7 @@ def kill_figures(cluster: Any, game: Path, matches: int, seed: int,
 
 def solve_figures(path: Path, shards: int) -> dict[str, Any]:
     """Step 4."""
-    import numpy as np
-    import ray
-
-    from gdl.expansion.row_table import RowTable
-    from gdl.solving.ray_solve import solve_sharded
-    from gdl.solving.solve import solve_game
-
+    ray = ray_module()  # (the optional ray extra: imported when used)
     child = subprocess.run([sys.executable, "-m", "ggp_cli", "solve", str(path), "--json",
                             "--quiet", "--max-states", "50000000"], capture_output=True,
                            text=True, check=False)

@@ -45,7 +45,7 @@ from websockets.asyncio.client import connect
 
 from gdl.formats import load_game
 from server.app import MatchServer
-from server.cli.commands import bounded_int
+from server.commandline import bounded_int
 from server.records import Records
 from solvers.errors import GameError
 from solvers.locations import GAMES
@@ -86,7 +86,8 @@ async def run_bots(url: str, count: int, seed: int) -> None:
     await asyncio.gather(*bots)
 
 
-def _ms(values: list[float], q: float) -> float | None:
+def quantile_ms(values: list[float], q: float) -> float | None:
+    """The q-quantile of seconds, in milliseconds (None without values)."""
     return 1000 * percentile(values, q) if values else None
 
 
@@ -143,8 +144,9 @@ async def run_bench(game: PlayableGame, n_matches: int, db: Path, playclock: flo
         "aborted": sum(o.status == "aborted" for o in outcomes),
         "lost": lost, "steps": steps,
         "faults": sum(1 for o in outcomes for step in o.errors for e in step if e),
-        "round_trip_p50_ms": _ms(latencies, 0.5), "round_trip_p99_ms": _ms(latencies, 0.99),
-        "relay_p50_ms": _ms(relays, 0.5), "relay_p99_ms": _ms(relays, 0.99),
+        "round_trip_p50_ms": quantile_ms(latencies, 0.5),
+        "round_trip_p99_ms": quantile_ms(latencies, 0.99),
+        "relay_p50_ms": quantile_ms(relays, 0.5), "relay_p99_ms": quantile_ms(relays, 0.99),
         "wall_s": wall, "matches_per_s": n_matches / wall, "steps_per_s": steps / wall,
         "server_cpu_ms_per_step": 1000 * cpu / max(1, steps),
     }

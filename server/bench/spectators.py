@@ -39,8 +39,8 @@ from websockets.asyncio.client import connect
 
 from gdl.formats import load_game
 from server.app import MatchServer
-from server.bench.server import DEFAULT_GAME, _ms
-from server.cli.commands import bounded_int
+from server.bench.server import DEFAULT_GAME, quantile_ms
+from server.commandline import bounded_int
 from server.records import Records
 from solvers.errors import GameError
 from solvers.playable import PlayableGame
@@ -86,7 +86,7 @@ class BrowserPages:
         self.note = ""
         if not ids:
             return
-        try:
+        try:  # (deferred: selenium is optional, the test extra; only for browser pages)
             from selenium import webdriver
             from selenium.webdriver.chrome.service import Service
         except ImportError:
@@ -195,15 +195,15 @@ def summary(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "completed": sum(r["completed"] for r in runs), "steps": sum(r["steps"] for r in runs),
         "pages": runs[0]["pages"], "browsers": runs[0]["browsers"],
         "browser_note": runs[0]["browser_note"],
-        "relay_p50_ms": _ms(relays, 0.5), "relay_p99_ms": _ms(relays, 0.99),
+        "relay_p50_ms": quantile_ms(relays, 0.5), "relay_p99_ms": quantile_ms(relays, 0.99),
         "server_cpu_s": sum(r["cpu"] for r in runs), "wall_s": sum(r["wall"] for r in runs),
         "page_updates": len(delays), "page_updates_expected": sum(r["expected"] for r in runs),
-        "page_delay_p50_ms": _ms(delays, 0.5),
-        "page_delay_p99_ms": _ms(delays, 0.99),
+        "page_delay_p50_ms": quantile_ms(delays, 0.5),
+        "page_delay_p99_ms": quantile_ms(delays, 0.99),
         "page_delay_max_ms": 1000 * max(delays) if delays else None,
         "browser_updates": len(browser_delays),
-        "browser_delay_p50_ms": _ms(browser_delays, 0.5),
-        "browser_delay_p99_ms": _ms(browser_delays, 0.99),
+        "browser_delay_p50_ms": quantile_ms(browser_delays, 0.5),
+        "browser_delay_p99_ms": quantile_ms(browser_delays, 0.99),
     }
 
 

@@ -26,13 +26,13 @@ from urllib.parse import urlsplit
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidURI
 
-from server.cli.commands import (
+from server.commandline import (
     DEFAULT_DB,
     SEED,
-    _check_specs,
-    _columns,
-    _game_after_players,
-    _positive,
+    check_specs,
+    columns,
+    game_after_players,
+    positive_seconds,
 )
 from server.credentials import ENV_ADMIN_TOKEN, admin_token
 from server.live import header_lines, result_line, step_line
@@ -69,13 +69,13 @@ def main(argv: list[str]) -> int:
                         f"default: {DEFAULT_DB}.admin-token when it exists)")
     parser.add_argument("--players", nargs="+", default=None, metavar="SPEC",
                         help="create: one player spec per role (as for ggp match)")
-    parser.add_argument("--startclock", type=_positive, default=None,
+    parser.add_argument("--startclock", type=positive_seconds, default=None,
                         help="create: seconds to get ready (default: the server's, 10)")
-    parser.add_argument("--playclock", type=_positive, default=None,
+    parser.add_argument("--playclock", type=positive_seconds, default=None,
                         help="create: seconds per move (default: the server's, 5)")
     parser.add_argument("--seed", type=SEED, default=None,
                         help="create: the match seed (default: random)")
-    parser.add_argument("--timeout", type=_positive, default=30.0,
+    parser.add_argument("--timeout", type=positive_seconds, default=30.0,
                         help="seconds to wait for the server's answer (default 30; watch "
                         "waits for the match however long it runs)")
     parser.add_argument("--json", action="store_true",
@@ -118,8 +118,8 @@ def _check_args(args: argparse.Namespace) -> None:
     if args.action == "create":
         if not args.players:
             raise GameError("ggp client create needs --players SPEC... (one per role)")
-        _game_after_players(args, "ggp client create", "target")
-        _check_specs(args.players)
+        game_after_players(args, "ggp client create", "target")
+        check_specs(args.players)
         if args.target is None:
             raise GameError("ggp client create needs a game (ggp client create GAME "
                             "--players SPEC...)")
@@ -247,7 +247,7 @@ def _list_text(rows: list[dict[str, Any]]) -> str:
     table = [("match", "game", "step", "players")]
     table += [(str(r.get("match")), str(r.get("game")), str(r.get("step", "")),
                " vs ".join(map(str, r.get("players") or []))) for r in rows]
-    return _columns(table)
+    return columns(table)
 
 
 async def _watch(ws: ClientConnection, args: argparse.Namespace, token: str | None) -> int:

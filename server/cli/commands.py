@@ -17,10 +17,19 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 from gdl.formats import load_game
 from server.app import MatchServer
+from server.commandline import (
+    DEFAULT_DB,
+    PORT,
+    SEED,
+    bounded_int,
+    check_specs,
+    columns,
+    game_after_players,
+    positive_seconds,
+)
 from server.credentials import (
     ENV_ADMIN_TOKEN,
     admin_token,
@@ -29,12 +38,20 @@ from server.credentials import (
     write_private,
 )
 from server.export import export_match, export_tournament
-from server.live import Listeners, StepPrinter, follow, header_lines, result_line, step_lines
-from server.match import MatchOutcome
+from server.live import (
+    Listeners,
+    StepPrinter,
+    follow,
+    outcome_text,
+    record_text,
+    result_line,
+)
+from server.match import MatchOptions, MatchOutcome
 from server.payoff_range import format_ranges
-from server.players.http import LOOPBACK, HttpAllowList
-from server.players.spec import parse_spec
+from server.players.http import LOOPBACK, HttpAllowList, http_allowed
+from server.plots import standings_plot
 from server.protocol import MAX_SEED
+from server.ray_tournament import ray_tournament
 from server.records import Records
 from server.tournament import (
     ProgressBar,
@@ -47,35 +64,6 @@ from server.tournament import (
 from solvers.errors import GameError
 from solvers.files import prepare_output
 from solvers.playable import PlayableGame
-
-DEFAULT_DB = "matches.sqlite"
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not 0 < value <= 86400:
-        raise argparse.ArgumentTypeError("must be in (0, 86400] seconds")
-    return value
-
-
-def bounded_int(low: int, high: int):
-    """An argparse type: an integer in [low, high] (argparse exits 2 with the message)."""
-    def check(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not an integer: {text[:40]!r}") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"must be an integer in [{low}, {high}]")
-        return value
-    return check
-
-
-SEED = bounded_int(0, MAX_SEED)
-PORT = bounded_int(0, 65535)
 
 
 def _clock_args(parser: argparse.ArgumentParser) -> None:
@@ -95,9 +83,9 @@ def _seat_args(parser: argparse.ArgumentParser) -> None:
     """Clocks, seed, database and game workers: the options ``match`` and
     ``tournament`` share."""
     _workers_arg(parser)
-    parser.add_argument("--startclock", type=_positive, default=10.0,
+    parser.add_argument("--startclock", type=positive_seconds, default=10.0,
                         help="seconds to get ready (default 10)")
-    parser.add_argument("--playclock", type=_positive, default=5.0,
+    parser.add_argument("--playclock", type=positive_seconds, default=5.0,
                         help="seconds per move (default 5)")
     parser.add_argument("--seed", type=SEED, default=None,
                         help=f"seed of the schedule, chance and faults (0 to {MAX_SEED}; "
@@ -108,22 +96,6 @@ def _seat_args(parser: argparse.ArgumentParser) -> None:
 def _load_games(paths: Sequence[str], dirs: Sequence[str] | None) -> list[PlayableGame]:
     allowed = [Path(d) for d in dirs] if dirs else None
     return [load_game(p, allowed_dirs=allowed) for p in paths]
-
-
-def _check_specs(specs: Sequence[str]) -> None:
-    for spec in specs:
-        parse_spec(spec)  # raises GameError on a malformed spec, before anything starts
-
-
-def _http_allowed(specs: Sequence[str]) -> list[str]:
-    """Loopback and the GGP HTTP players the user named on the command line."""
-    allowed = list(LOOPBACK)
-    for spec in map(parse_spec, specs):
-        if spec.kind == "http":
-            url = urlsplit(spec.target)
-            host = f"[{url.hostname}]" if ":" in (url.hostname or "") else url.hostname
-            allowed.append(f"{host}:{url.port or 80}")
-    return allowed
 
 
 def _setup_logging(events: bool = False) -> None:
@@ -240,9 +212,9 @@ def match_main(argv: list[str]) -> int:
     parser.add_argument("--quiet", action="store_true", help="no step lines while it plays "
                         "(text: the whole log at the end; --json: only the JSON)")
     args = parser.parse_intermixed_args(argv)
-    _game_after_players(args)
+    game_after_players(args)
     _setup_logging()
-    _check_specs(args.players)
+    check_specs(args.players)
     game = _load_games([args.game], args.games)[0]
     records = Records(args.db)
     try:
@@ -252,39 +224,20 @@ def match_main(argv: list[str]) -> int:
     if args.json:
         print(json.dumps(_outcome_json(game, args.players, outcome)))
     elif args.quiet:
-        print(_match_log(game, args.players, outcome))
+        print(outcome_text(game, args.players, outcome))
     else:  # the header and the steps were printed as they happened
         print(result_line(game.roles, outcome.status, outcome.payoffs, outcome.reason))
     return 0 if outcome.status == "completed" else 1
 
 
-def _game_after_players(args: argparse.Namespace, prog: str = "ggp match",
-                        field: str = "game") -> None:
-    """``--players A B GAME``: the list took the game; give it back (a game is no spec).
-    ``field``: the attribute that holds the game."""
-    if getattr(args, field) is not None:
-        return
-    usage = f"{prog} GAME --players SPEC..."
-    try:
-        parse_spec(args.players[-1])
-    except GameError:
-        if len(args.players) == 1:
-            raise GameError(f"{prog}: no player specs before {args.players[0]!r} "
-                            f"({usage})") from None
-        setattr(args, field, args.players.pop())
-        return
-    raise GameError(f"{prog}: no game file given (write it first: {prog} GAME --players "
-                    f"{' '.join(args.players)}); {args.players[-1]!r} is a player spec")
-
-
 async def _one_match(records: Records, game: PlayableGame,
                      args: argparse.Namespace) -> MatchOutcome:
-    async with MatchServer(records, port=args.port, http_allow=_http_allowed(args.players),
+    async with MatchServer(records, port=args.port, http_allow=http_allowed(args.players),
                            workers=args.workers) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
-        match = server.create_match(game, args.players, startclock=args.startclock,
-                                    playclock=args.playclock, seed=args.seed)
+        match = server.start_match(game, args.players,
+                                   MatchOptions(args.startclock, args.playclock, args.seed))
         if not args.quiet:  # live: the log itself, or beside --json on stderr
             match.listener = Listeners(match.listener,
                                        StepPrinter(sys.stderr if args.json else sys.stdout))
@@ -297,24 +250,6 @@ def _outcome_json(game: PlayableGame, players: Sequence[str],
             "players": list(players), "status": outcome.status, "payoffs": outcome.payoffs,
             "reason": outcome.reason, "moves": outcome.moves, "errors": outcome.errors,
             **({"percepts": outcome.percepts} if outcome.percepts else {})}
-
-
-def _match_log(game: PlayableGame, players: Sequence[str], outcome: MatchOutcome) -> str:
-    lines = header_lines(outcome.match, game.name, game.roles, players)
-    lines += _step_lines(list(game.roles), outcome.moves, outcome.errors, outcome.percepts)
-    lines.append(result_line(game.roles, outcome.status, outcome.payoffs, outcome.reason))
-    return "\n".join(lines)
-
-
-def _step_lines(roles: list[str], moves: list[list[str | None]], errors: list[list[str]],
-                percepts: Sequence[list[list[str]] | None] = (),
-                times: Sequence[list[float | None] | None] = ()) -> list[str]:
-    """Every step's lines (the organiser's view: every move, and in a GDL-II match every
-    role's percepts)."""
-    return [line for step, (joint, faults) in enumerate(zip(moves, errors, strict=True), start=1)
-            for line in step_lines(step, roles, joint, faults,
-                                   times[step - 1] if step <= len(times) else None,
-                                   percepts[step - 1] if step <= len(percepts) else None)]
 
 
 # --- ggp tournament ---
@@ -348,7 +283,7 @@ def tournament_main(argv: list[str]) -> int:
                         "of N nodes here); records stay in --db (docs/ray.md)")
     args = parser.parse_args(argv)
     _setup_logging()
-    _check_specs(args.players + ([args.fill] if args.fill is not None else []))
+    check_specs(args.players + ([args.fill] if args.fill is not None else []))
     if args.ray is not None and args.workers:
         raise GameError("--workers is for one machine's server; with --ray each match runs "
                         "where it lands, and the cluster's nodes are the workers")
@@ -359,10 +294,8 @@ def tournament_main(argv: list[str]) -> int:
         if args.ray is None:
             result = asyncio.run(_tournament(records, games, args))
         else:
-            from server.ray_tournament import ray_tournament
-
             result = ray_tournament(records, games, args.games, args, _progress(args, games),
-                                    _http_allowed(_entrants(args)))
+                                    http_allowed(_entrants(args)))
     finally:
         records.close()
     if args.json:
@@ -373,8 +306,6 @@ def tournament_main(argv: list[str]) -> int:
         print(format_standings(result.table))
         print(format_ranges(result.ranges))
     if plot is not None:    # after the standings, so a failing plot loses nothing
-        from server.plots import standings_plot
-
         standings_plot(plot, result.table, f"tournament {result.id}")
     return 0
 
@@ -395,7 +326,7 @@ def _progress(args: argparse.Namespace,
 
 async def _tournament(records: Records, games: list[PlayableGame],
                       args: argparse.Namespace) -> TournamentResult:
-    async with MatchServer(records, port=0, http_allow=_http_allowed(_entrants(args)),
+    async with MatchServer(records, port=0, http_allow=http_allowed(_entrants(args)),
                            workers=args.workers) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
@@ -495,7 +426,7 @@ def _matches_output(records: Records, args: argparse.Namespace) -> str:
         return json.dumps(rows) if args.json else _list_text(rows)
     if args.action == "show":
         record = records.get_match(args.id)
-        return json.dumps(record) if args.json else _show_text(record)
+        return json.dumps(record) if args.json else record_text(record)
     if args.action == "export":
         exports = _exports(records, args)
         return json.dumps(exports[0] if args.id else exports, indent=1)
@@ -526,7 +457,7 @@ def _list_text(rows: list[dict[str, Any]]) -> str:
         payoffs = "-" if row["payoffs"] is None else " ".join(f"{p:g}" for p in row["payoffs"])
         table.append((_date(row["started"]), row["id"], row["status"], " vs ".join(row["players"]),
                       payoffs, " ".join(str(f) for f in row["faults"]), row["reason"] or ""))
-    return _columns(table)
+    return columns(table)
 
 
 def _tournament_title(tournament: dict[str, Any]) -> str:
@@ -545,26 +476,4 @@ def _tournaments_text(rows: list[dict[str, Any]]) -> str:
     table += [(_date(row["started"]), row["id"], row["status"], str(row["matches"]),
                ", ".join(row["config"]["games"]), " ".join(row["config"]["players"]))
               for row in rows]
-    return _columns(table)
-
-
-def _columns(table: list[tuple[str, ...]]) -> str:
-    """Rows as left-aligned columns two spaces apart (the last one not padded)."""
-    widths = [max(len(row[i]) for row in table) for i in range(len(table[0]) - 1)]
-    return "\n".join("  ".join([cell.ljust(w) for cell, w in zip(row, widths, strict=False)]
-                               + [row[-1]]).rstrip() for row in table)
-
-
-def _show_text(record: dict[str, Any]) -> str:
-    roles = record["roles"]
-    lines = header_lines(record["id"], record["game"], roles, record["players"])
-    lines[0] += (f" ({record['format']}), seed {record['seed']}, clocks "
-                 f"{record['startclock']:g}/{record['playclock']:g}")
-    if record["tournament"]:
-        lines.append(f"tournament: {record['tournament']}")
-    lines += _step_lines(roles, [s["moves"] for s in record["steps"]],
-                         [s["errors"] for s in record["steps"]],
-                         [s.get("percepts") for s in record["steps"]],
-                         [s.get("times") for s in record["steps"]])
-    lines.append(result_line(roles, record["status"], record["payoffs"], record["reason"]))
-    return "\n".join(lines)
+    return columns(table)

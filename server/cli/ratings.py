@@ -9,7 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from server.cli.commands import DEFAULT_DB
+from server.commandline import DEFAULT_DB
+from server.plots import ratings_plot
+from server.ratings import records_ratings
 from server.records import Records
 from solvers.errors import GameError
 from solvers.files import prepare_output
@@ -30,9 +32,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str]) -> int:
-    from server.plots import ratings_plot
-    from server.ratings import records_ratings
-
     args = _parser().parse_args(argv)
     if not Path(args.db).is_file():
         raise GameError(f"{args.db}: no match database here (use --db FILE)")

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from server.connections import Lobby
+from server.identities import Identities
 from solvers.errors import GameError
 from solvers.playable import PlayableGame, State
 
@@ -89,6 +91,26 @@ class Player(Protocol):
     async def close(self) -> None:
         """Free what the seat holds (always called once, at the end of the match)."""
         ...
+
+
+class SeatHost(Protocol):
+    """What the server that seats the players gives those that need it
+    (:class:`server.app.MatchServer`): ``ws:`` seats wait in its lobby, ``agent`` seats
+    are launched to log in to it under a name it registers."""
+
+    @property
+    def lobby(self) -> Lobby: ...
+
+    @property
+    def seat_wait(self) -> float:
+        """Seconds a ``ws:`` seat waits for its agent, unless its spec says otherwise."""
+        ...
+
+    @property
+    def url(self) -> str: ...
+
+    @property
+    def identities(self) -> Identities: ...
 
 
 class QuietPlayer:

@@ -9,7 +9,8 @@ the match seed and the role (``random?seed=N`` overrides it).
 once (``solvers.search.MCTS``), with ``?playouts=N`` (default: until the deadline)
 and ``?margin=S`` (seconds kept free before the deadline, default 0.5, but at most a
 quarter of the clock: the agent's rule, so both think as long on the same clock). It searches
-the true state, so it is used only in perfect-information games (GDL); in ``.efg``,
+the true state, in the model the game hands it (:meth:`solvers.playable.PlayableGame.
+search_model`: GDL's state machine), so only in perfect-information games; in ``.efg``,
 tree, POSG and GDL-II games, where a built-in may know no more than its observation,
 it plays uniformly at random. ``solver`` plays the equilibrium strategy of the game's format
 (:func:`gdl.formats.equilibrium_policy`), solved within the start clock; where the
@@ -27,11 +28,11 @@ from collections.abc import Hashable
 from typing import Any
 
 from gdl.formats import equilibrium_policy
-from server.gdl2 import is_gdl2
 from server.players.base import QuietPlayer, SeatInfo, StepRequest
 from server.players.spec import PlayerSpec
 from solvers.errors import GameError
-from solvers.playable import Policy
+from solvers.playable import Policy, SearchModel
+from solvers.search import MCTS, SearchConfig, SearchResult
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +74,9 @@ class UctPlayer(RandomPlayer):
         super().__init__(spec)
         self.playouts = spec.option_int("playouts", 0) or None
         self.margin = spec.option_float("margin", 0.5)
-        self.search: Any = None
-        self.machine: Any = None
-        self.machine_role = 0
+        self.search: MCTS | None = None
+        self.model: SearchModel | None = None  # what ``search`` searches
+        self.search_role = 0  # this seat's role in the model
         self.role = 0
         # a search the match stopped waiting for still runs in its thread: the next one
         # must wait for it (the tree is not thread-safe)
@@ -84,29 +85,26 @@ class UctPlayer(RandomPlayer):
     async def start(self, seat: SeatInfo) -> None:
         await super().start(seat)
         self.role = seat.role
-        machine = getattr(seat.game, "machine", None)
-        if seat.game.format == "gdl" and machine is not None and not is_gdl2(seat.game):
-            from solvers.search import MCTS, SearchConfig
-
-            # search the GDL state machine itself (gdl.playable: a state is (machine
-            # state, previous joint move)); nature is the machine's ``random`` role
-            self.machine = machine
-            self.machine_role = list(machine.roles).index(seat.role_name)
-            chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
-            self.search = MCTS(machine, SearchConfig(seed=self.rng.randrange(1 << 30)),
-                               chance_roles=chance)
+        model = seat.game.search_model()  # None where the seat may not see the true state
+        if model is not None:
+            self.model = model
+            self.search_role = model.seat_roles[seat.role]
+            self.search = MCTS(model.game, SearchConfig(seed=self.rng.randrange(1 << 30)),
+                               chance_roles=model.chance_roles)
 
     async def choose(self, request: StepRequest) -> Any:
-        if self.search is None or len(request.legal) == 1:
+        if self.search is None or self.model is None or len(request.legal) == 1:
             return await super().choose(request)
         # a 0.5 s margin on a 1 s clock would halve the thinking time; the agent keeps
         # at most a quarter of the clock, and so does this player
         margin = min(self.margin, request.deadline / 4)
         deadline = time.monotonic() + max(0.05, request.deadline - margin)
-        result = await asyncio.to_thread(self._search, request.state[0], deadline)
-        return self.machine.move_to_kif(result.best_move(self.machine_role))
+        result = await asyncio.to_thread(self._search, self.model.state(request.state),
+                                         deadline)
+        return self.model.move_text(result.best_move(self.search_role))
 
-    def _search(self, state: Hashable, deadline: float) -> Any:
+    def _search(self, state: Hashable, deadline: float) -> SearchResult:
+        assert self.search is not None
         with self._searching:
             return self.search.search(state, deadline=deadline, playouts=self.playouts)
 

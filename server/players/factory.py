@@ -1,28 +1,20 @@
-"""A player for a seat, from its spec (the server passes itself for ws/agent seats)."""
+"""A player for a seat, from its spec (the server seating it is the host of ws/agent seats)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from server.players.base import Player
+from server.players.base import Player, SeatHost
 from server.players.builtin import make_builtin
+from server.players.http import HttpPlayer
+from server.players.launched import LaunchedAgent
 from server.players.spec import BUILTINS, PlayerSpec
-
-if TYPE_CHECKING:
-    from server.app import MatchServer
+from server.players.websocket import WsSeat
 
 
-def make_player(spec: PlayerSpec, server: MatchServer) -> Player:
+def make_player(spec: PlayerSpec, host: SeatHost) -> Player:
     if spec.kind in BUILTINS:
         return make_builtin(spec)
     if spec.kind == "http":
-        from server.players.http import HttpPlayer
-
         return HttpPlayer(spec)
     if spec.kind == "ws":
-        from server.players.websocket import WsSeat
-
-        return WsSeat(spec, server.lobby, spec.option_float("wait", server.seat_wait))
-    from server.players.launched import LaunchedAgent
-
-    return LaunchedAgent(spec, server)
+        return WsSeat(spec, host.lobby, spec.option_float("wait", host.seat_wait))
+    return LaunchedAgent(spec, host)

@@ -1,7 +1,8 @@
 """A seat played by a GGP HTTP player (``http://HOST:PORT``), as ggp-base's manager drives it.
 
-Every message is one ``POST /`` on a fresh connection (5 s to connect), read to
-close; START waits the start clock, PLAY is cut off by the match's clock, STOP and
+Every message is one ``POST /`` on a fresh connection (5 s to connect), its reply read
+to the end of its body (:class:`server.ggp_http.HttpReply`, at most
+``MAX_REPLY_BYTES``; anything else is the player's fault, ``CE``); START waits the start clock, PLAY is cut off by the match's clock, STOP and
 ABORT are sent and forgotten after their clock. GGP HTTP is a GDL protocol, so this
 seat refuses other formats. In a GDL-II match (``server/gdl2.py``) PLAY and STOP take
 the GDL-II form: the turn, the player's own last move and its percepts, never the
@@ -19,11 +20,12 @@ from urllib.parse import urlsplit
 from server import ggp_http
 from server.gdl2 import is_gdl2
 from server.players.base import PlayerGone, QuietPlayer, SeatInfo, SeatUnfilled, StepRequest
-from server.players.spec import PlayerSpec
+from server.players.spec import PlayerSpec, parse_spec
 from server.protocol import ProtocolError
 from solvers.errors import GameError
 
 CONNECT_TIMEOUT = 5.0
+READ_BYTES = 1 << 14  # bytes asked of the socket at a time
 LOOPBACK = ("127.0.0.1", "::1", "localhost")
 
 
@@ -65,6 +67,18 @@ class HttpAllowList:
                                 f"GGP HTTP players only at {self.text} (ggp serve --allow-http)")
 
 
+def http_allowed(specs: Sequence[str]) -> list[str]:
+    """Loopback and the GGP HTTP players these specs name (the allow-list of a server
+    whose players the user named on its command line)."""
+    allowed = list(LOOPBACK)
+    for spec in map(parse_spec, specs):
+        if spec.kind == "http":
+            url = urlsplit(spec.target)
+            host = f"[{url.hostname}]" if ":" in (url.hostname or "") else url.hostname
+            allowed.append(f"{host}:{url.port or 80}")
+    return allowed
+
+
 class HttpPlayer(QuietPlayer):
     def __init__(self, spec: PlayerSpec) -> None:
         url = urlsplit(spec.target)
@@ -84,13 +98,10 @@ class HttpPlayer(QuietPlayer):
         try:
             writer.write(ggp_http.http_request(self.host, self.port, body))
             await writer.drain()
-            data = await reader.read(ggp_http.MAX_REPLY_BYTES)
-            while data and len(data) < ggp_http.MAX_REPLY_BYTES:
-                more = await reader.read(ggp_http.MAX_REPLY_BYTES - len(data))
-                if not more:
-                    break
-                data += more
-            return ggp_http.parse_http_reply(data)
+            reply = ggp_http.HttpReply()
+            while not reply.feed(await reader.read(READ_BYTES)):
+                pass
+            return reply.text()
         except (OSError, ggp_http.FormatError) as exc:
             raise PlayerGone(f"{self.label}: {exc}") from None
         finally:
@@ -146,6 +157,6 @@ def _ggp_joint(observation: Any, seats_joint: Sequence[str | None] | None) -> li
 
 
 def _ii_fields(observation: dict[str, Any]) -> dict[str, Any]:
-    """A GDL-II observation (``SeatViews.observation``) as the GDL-II message's fields."""
+    """A GDL-II observation (``gdl.playable.GdlGame.observation``) as the message's fields."""
     return {"turn": observation["turn"], "last_move": observation["last_move"],
             "percepts": observation["percepts"]}

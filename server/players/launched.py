@@ -16,18 +16,13 @@ import os
 import secrets
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from server.credentials import ENV_ADMIN_TOKEN
-from server.players.base import SeatInfo, SeatUnfilled
+from server.players.base import SeatHost, SeatInfo, SeatUnfilled
 from server.players.spec import PlayerSpec
 from server.players.websocket import WsSeat
 from server.protocol import MAX_SEED
 from solvers.errors import GameError
-
-if TYPE_CHECKING:
-    from server.app import MatchServer
-
 
 AGENT_TOKEN_VARIABLE = "GGP_AGENT_TOKEN"  # read by ``ggp agent`` (agent/cli.py)
 AGENT_OPTIONS = ("margin", "seed", "simultaneous", "solutions")
@@ -64,7 +59,7 @@ def agent_arguments(spec: PlayerSpec) -> list[str]:
 
 
 class LaunchedAgent(WsSeat):
-    def __init__(self, spec: PlayerSpec, server: MatchServer) -> None:
+    def __init__(self, spec: PlayerSpec, server: SeatHost) -> None:
         unique = f"{spec.target or 'agent'}-{secrets.token_hex(4)}"
         super().__init__(PlayerSpec("ws", unique, spec.options, spec.text), server.lobby,
                          spec.option_float("wait", server.seat_wait))

@@ -33,7 +33,6 @@ from typing import Any
 
 from gdl.reasoning.ground import Budget, ground_game
 from gdl.reasoning.parser import parse_kif
-from server.match import state_text
 from solvers.errors import GameError
 from solvers.playable import PlayableGame, State
 
@@ -191,7 +190,7 @@ def _atoms(value: Any) -> Any:
 def state_view(game: PlayableGame, state: State, grid: Grid | None = None) -> dict[str, Any]:
     """The view of a live state (module docstring); ``grid`` from :func:`game_grid`."""
     if game.format == "gdl":
-        return gdl_view(parse_kif_list(state_text(game, state)), grid)
+        return gdl_view(parse_kif_list(game.state_text(state)), grid)
     model = getattr(game, "game", None)
     if game.format in ("efg", "tree") and model is not None and isinstance(state, int):
         return tree_view(model, state, list(game.roles))

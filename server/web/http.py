@@ -33,6 +33,7 @@ from websockets.http11 import Request, Response
 from server.protocol import MATCH_ID_PATTERN
 from server.records import Records
 from server.spectators import Spectators
+from server.tournament import recorded_pairings, recorded_standings
 from server.web import pages
 from solvers.errors import GameError
 
@@ -166,9 +167,6 @@ def tournament_tables(t: dict[str, Any], matches: list[dict[str, Any]]
                       ) -> tuple[list[dict[str, Any]], dict[str, dict[str, list[int]]],
                                  dict[str, Any]]:
     """Standings (finished matches), head-to-head wins-draws-losses and progress."""
-    # (imported here: server.tournament imports the server, which imports these pages)
-    from server.tournament import recorded_pairings, recorded_standings
-
     finished = [m for m in matches if m["status"] in pages.FINISHED]
     standings = [s.to_json() for s in recorded_standings(t, finished)]
     names, pairings, recorded = recorded_pairings(t, matches)

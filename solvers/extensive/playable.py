@@ -96,6 +96,16 @@ class ExtensivePlayable:
         return {"infoset": self.game.infoset_names[infoset],
                 "actions": list(self.game.infoset_actions[infoset])}
 
+    @property
+    def hidden_information(self) -> bool:
+        return True  # a role sees its information set, not the node
+
+    def search_model(self) -> None:
+        return None
+
+    def state_text(self, state: int) -> str:
+        return str(state)
+
     def description(self) -> dict[str, str]:
         return {"format": self._format, "name": self._name, "text": self._text}
 

@@ -85,6 +85,14 @@ class PosgPlayable:
     def name(self) -> str:
         return self._name
 
+    hidden_information = True  # P1 sees its partition, not the state
+
+    def search_model(self) -> None:
+        return None
+
+    def state_text(self, state: PosgState) -> str:
+        return str(state)
+
     def description(self) -> dict[str, str]:
         return {"format": "posg", "name": self._name, "text": self._text}
 
