@@ -36,7 +36,7 @@ from solvers.playable import Policy
 
 def gdl_policy(game: GdlGame, seconds: float) -> Policy:
     """The equilibrium policy of a GDL or GDL-II game (see the module docstring)."""
-    if game.machine.has_sees:
+    if game.hidden_information:   # GDL-II: each role sees its moves and percepts
         return _Gdl2Policy(game, seconds)
     return _SolvedGdlPolicy(game, seconds)
 
