@@ -23,9 +23,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from agent.brains.options import BrainOptions
 from agent.gamer import DEFAULT_MAX_CLOCK, Gamer
 from agent.search.mcts import DEFAULT_ENHANCEMENTS, ENHANCEMENTS, SIMULTANEOUS, parse_enhancements
-from agent.worker import BrainOptions
 from solvers.errors import GameError
 
 NAME = re.compile(r"[A-Za-z0-9_.:@-]{1,64}")

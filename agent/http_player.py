@@ -18,6 +18,7 @@ import asyncio
 import logging
 import time
 
+from agent.brains.options import GameSpec
 from agent.gamer import DEFAULT_MAX_CLOCK, Gamer, answer_deadline, bounded_clock
 from agent.ggp_http import (
     Abort,
@@ -34,7 +35,6 @@ from agent.ggp_http import (
     message_text,
     parse_message,
 )
-from agent.worker import GameSpec
 from solvers.errors import FormatError, GameError
 
 log = logging.getLogger("agent.http")

@@ -1,7 +1,7 @@
 """``ggp bench agent``: the agent's move selection against a baseline, in one process.
 
 For tuning and for quick strength figures without sockets: the agent's GDL brain
-(:class:`agent.worker.GdlBrain`, exactly what the worker process runs) plays
+(:class:`agent.brains.gdl.GdlBrain`, exactly what the worker process runs) plays
 ``--matches`` matches against ``random`` or ``uct`` (plain UCT / decoupled UCT, as
 the server's built-in ``uct``: :class:`solvers.search.MCTS` with default settings,
 most-visited move, tree kept between moves), alternating seats. Every player gets
@@ -45,8 +45,9 @@ from agent.bench.suite import (
     read_results,
     run_suite,
 )
+from agent.brains.gdl import GdlBrain
+from agent.brains.options import BrainOptions, GameSpec
 from agent.search.mcts import SIMULTANEOUS, parse_enhancements
-from agent.worker import BrainOptions, GameSpec, GdlBrain
 from solvers.errors import GameError
 from solvers.files import read_text
 from solvers.locations import CORPUS

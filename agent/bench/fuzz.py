@@ -515,9 +515,9 @@ async def _http_probe(port: int, data: bytes, time_limit: float) -> tuple[str, s
 
 async def _fuzz_http(count: int, rng: random.Random, time_limit: float, save: Path | None,
                      progress: Callable[[str, Tally], None]) -> Tally:
+    from agent.brains.options import BrainOptions
     from agent.gamer import Gamer
     from agent.http_player import GgpPlayer, serve
-    from agent.worker import BrainOptions
 
     rules = smallest_game()
     role = re.search(r"\(\s*role\s+([^\s()]+)\s*\)", rules).group(1)

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from agent.brains.gdl2 import Gdl2Brain
-from agent.worker import BrainOptions
+from agent.brains.options import BrainOptions
 from gdl.reasoning.machine import StateMachine, load_machine
 from solvers.locations import GAMES
 
@@ -49,7 +49,7 @@ def play_against(machine: StateMachine, brain: Gdl2Brain, opponent, rng: random.
     other roles' moves (``random`` included); the final goals."""
     state, observation, turn = machine.initial_state(), None, 0
     while not machine.is_terminal(state):
-        brain.advance(observation, time.monotonic() + playclock)
+        brain.observe(observation, time.monotonic() + playclock)
         kif, _ = brain.select(time.monotonic() + playclock)
         joint = [opponent(state, r, rng) for r in range(len(machine.roles))]
         joint[brain.role] = machine.parse_move(kif, brain.role)
@@ -146,7 +146,7 @@ def _hand(machine: StateMachine, brain: Gdl2Brain, opponent_for, rng: random.Ran
     choose, histories = opponent_for(brain.role)
     state, observation, turn = machine.initial_state(), None, 0
     while not machine.is_terminal(state):
-        brain.advance(observation)
+        brain.observe(observation)
         kif, _ = brain.select(time.monotonic() + 1.0)
         joint = [choose(state, r, rng) for r in range(len(machine.roles))]
         joint[brain.role] = machine.parse_move(kif, brain.role)

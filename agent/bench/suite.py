@@ -1,6 +1,6 @@
 """``ggp bench agent --suite``: the agent against plain ``uct`` on many corpus games.
 
-For issue 18: the agent's brain (:class:`agent.worker.GdlBrain`) plays the server's
+For issue 18: the agent's brain (:class:`agent.brains.gdl.GdlBrain`) plays the server's
 plain ``uct`` (:class:`solvers.search.MCTS`, default settings, tree kept) at equal
 clocks: both get the same play clock and, like the players over the network, think
 until the deadline minus ``min(0.5, clock / 4)``; the agent alone uses the start
@@ -39,6 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.brains.gdl import GdlBrain
+from agent.brains.moves import search_move
+from agent.brains.options import BrainOptions, GameSpec
 from agent.search.mcts import (
     DEFAULT_ENHANCEMENTS,
     SIMULTANEOUS,
@@ -47,7 +50,6 @@ from agent.search.mcts import (
     parse_enhancements,
 )
 from agent.search.playouts import PlayoutPolicy, make_playouts
-from agent.worker import BrainOptions, GameSpec, GdlBrain, search_move
 from solvers.errors import GameError
 from solvers.files import read_text
 from solvers.results_file import drop_torn_line, read_json_lines
