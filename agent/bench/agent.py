@@ -48,9 +48,11 @@ from agent.bench.suite import (
 from agent.brains.gdl import GdlBrain
 from agent.brains.options import BrainOptions, GameSpec
 from agent.search.mcts import SIMULTANEOUS, parse_enhancements
+from gdl.reasoning.machine import load_machine
 from solvers.errors import GameError
 from solvers.files import read_text
 from solvers.locations import CORPUS
+from solvers.search import MCTS, SearchConfig, solve_exact
 
 
 class _Baseline:
@@ -58,8 +60,6 @@ class _Baseline:
 
     def __init__(self, kind: str, machine, role: int, seed: int,
                  playouts: int | None = None) -> None:
-        from solvers.search import MCTS, SearchConfig
-
         self.kind, self.machine, self.role, self.playouts = kind, machine, role, playouts
         self.rng = random.Random(seed)
         chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
@@ -135,8 +135,6 @@ def play_match(text: str, machine, ours: int, opponent: str, seed: int, start_cl
 
 def solved_table(machine) -> dict:
     """Every state's exact value (``--ceiling``); GameError when the game has none."""
-    from solvers.search import solve_exact
-
     if len(machine.roles) != 2:
         raise GameError("--ceiling needs a two-player game")
     table: dict = {}
@@ -214,8 +212,6 @@ def main(argv: Sequence[str]) -> int:
     if args.opponent_playouts is not None and args.opponent_playouts < 1:
         parser.error("--opponent-playouts must be at least 1")
     text = read_text(args.game)
-    from gdl.reasoning.machine import load_machine
-
     machine = load_machine(text)
     roles = len(machine.roles)
     table = solved_table(machine) if args.ceiling else None

@@ -33,7 +33,9 @@ import numpy as np
 
 from agent.brains.gdl2 import Gdl2Brain
 from agent.brains.options import BrainOptions
+from gdl.gdl2.solve import solve_gdl2
 from gdl.reasoning.machine import StateMachine, load_machine
+from solvers.extensive.exploitability import nash_conv
 from solvers.locations import GAMES
 
 GDL2_GAMES = GAMES / "gdl2"
@@ -91,9 +93,6 @@ def _seat_profile(game, sigma: np.ndarray, player: int, ours: np.ndarray) -> np.
 
 
 def kuhn(hands: int, startclock: float, seed: int) -> dict[str, Any]:
-    from gdl.gdl2.solve import solve_gdl2
-    from solvers.extensive.exploitability import nash_conv
-
     machine = load_machine(GDL2_GAMES / "kuhn_poker.kif")
     equilibrium = solve_gdl2(machine, solver="lp")
     game = equilibrium.game

@@ -50,9 +50,12 @@ from agent.search.mcts import (
     parse_enhancements,
 )
 from agent.search.playouts import PlayoutPolicy, make_playouts
+from gdl.reasoning import kernels
+from gdl.reasoning.machine import load_machine
 from solvers.errors import GameError
 from solvers.files import read_text
 from solvers.results_file import drop_torn_line, read_json_lines
+from solvers.search import MCTS, SearchConfig
 
 # Two-player corpus games (../shared/gdl-corpus): turn-based, then simultaneous.
 # (Left out: games that do not compile within the grounding limit, quarto and
@@ -156,8 +159,6 @@ def play_match(text: str, machine, ours: int, seed: int, start_clock: float,
 
 def _play(text: str, machine, ours: int, seed: int, start_clock: float,
           play_clock: float, options: BrainOptions, chance: tuple[int, ...]) -> dict:
-    from solvers.search import MCTS, SearchConfig
-
     others = {r: MCTS(machine, SearchConfig(seed=seed * 31 + r), chance_roles=chance)
               for r in range(len(machine.roles)) if r != ours}
     brain = GdlBrain(GameSpec("gdl", text), machine.roles[ours], options,
@@ -212,8 +213,6 @@ def play_fixed(machine, ours: int, seed: int, config: Config, playouts: int,
     search quality a playout, whatever the machine's load; the switches of the match
     loop around the search (``timing``, ``ponder``, the start clock's solves) do
     nothing."""
-    from solvers.search import MCTS, SearchConfig
-
     chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
     options = config.options(seed)
     agent = (None if config.name == PLAIN else
@@ -257,9 +256,6 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
     """Every config on every game, ``matches`` each; with ``playouts``, at that fixed
     count a move (:func:`play_fixed`; recorded as :func:`fixed_name`, apart from the
     clocked matches), uct at ``opponent_playouts`` (default: the same)."""
-    from gdl.reasoning import kernels
-    from gdl.reasoning.machine import load_machine
-
     kernels.compiled(kernels.MIN_ITEMS)  # as the agent's idle worker does, off the clock
     done = {(r["game"], r["config"], r["match"]) for r in read_results(results)}
     if done and not resume:
@@ -375,10 +371,6 @@ def print_rates(games: Sequence[str], corpus: Path, seconds: float,
     as in a match), and playouts alone (uniform, from the initial
     state: the engine one at a time, as ``uct`` plays them, against rounds of
     ``BATCH_PLAYOUTS`` over the bit-vector engine)."""
-    from gdl.reasoning import kernels
-    from gdl.reasoning.machine import load_machine
-    from solvers.search import MCTS, SearchConfig
-
     kernels.compiled(kernels.MIN_ITEMS)
     print(f"playouts per CPU second, about {seconds:g} s each (searches from the initial "
           f"state; playouts alone, uniform, single or {BATCH_PLAYOUTS} at once)")
