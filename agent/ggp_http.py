@@ -184,7 +184,7 @@ class Info:
 @dataclass(frozen=True)
 class Preview:
     rules: str  # KIF text of the rules
-    preview_clock: float
+    previewclock: float
 
 
 @dataclass(frozen=True)
@@ -192,8 +192,8 @@ class Start:
     match_id: str
     role: str
     rules: str  # KIF text of the rules
-    start_clock: float
-    play_clock: float
+    startclock: float
+    playclock: float
 
 
 # A GDL-II PLAY or STOP (``../shared/protocols/ggp-ii.md``) carries, instead of the

@@ -141,8 +141,8 @@ def think_until(received: float, clock: float) -> float:
     return received + clock - min(0.5, clock / 4)
 
 
-def play_match(text: str, machine, ours: int, seed: int, start_clock: float,
-               play_clock: float, options: BrainOptions) -> dict:
+def play_match(text: str, machine, ours: int, seed: int, startclock: float,
+               playclock: float, options: BrainOptions) -> dict:
     """One match of the agent (seat ``ours``) against plain ``uct`` seats."""
     chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
     # as in the agent's worker process: no cyclic collection on a clock (a full pass
@@ -151,19 +151,19 @@ def play_match(text: str, machine, ours: int, seed: int, start_clock: float,
     # step on dualConnect4), a full pass after the match
     gc.disable()
     try:
-        return _play(text, machine, ours, seed, start_clock, play_clock, options, chance)
+        return _play(text, machine, ours, seed, startclock, playclock, options, chance)
     finally:
         gc.enable()
         gc.collect()
 
 
-def _play(text: str, machine, ours: int, seed: int, start_clock: float,
-          play_clock: float, options: BrainOptions, chance: tuple[int, ...]) -> dict:
+def _play(text: str, machine, ours: int, seed: int, startclock: float,
+          playclock: float, options: BrainOptions, chance: tuple[int, ...]) -> dict:
     others = {r: MCTS(machine, SearchConfig(seed=seed * 31 + r), chance_roles=chance)
               for r in range(len(machine.roles)) if r != ours}
     brain = GdlBrain(GameSpec("gdl", text), machine.roles[ours], options,
-                     until=time.monotonic() + start_clock)
-    info = brain.metagame(think_until(time.monotonic(), start_clock))
+                     until=time.monotonic() + startclock)
+    info = brain.metagame(think_until(time.monotonic(), startclock))
     state, previous, steps, late, slowest = machine.initial_state(), None, 0, 0, 0.0
     slowest_move: dict = {}
     rng = random.Random(seed)
@@ -173,14 +173,14 @@ def _play(text: str, machine, ours: int, seed: int, start_clock: float,
             legal = machine.legal_moves(state, r)
             received = time.monotonic()
             joint[r] = (rng.choice(legal) if len(legal) == 1 or r in chance else search.search(
-                state, deadline=think_until(received, play_clock)).best_move(r))
+                state, deadline=think_until(received, playclock)).best_move(r))
         received = time.monotonic()
         brain.advance(previous)
-        kif, decision = brain.select(think_until(received, play_clock))
+        kif, decision = brain.select(think_until(received, playclock))
         took = time.monotonic() - received
-        if took / play_clock > slowest:
-            slowest, slowest_move = took / play_clock, decision
-        late += took > play_clock
+        if took / playclock > slowest:
+            slowest, slowest_move = took / playclock, decision
+        late += took > playclock
         joint[ours] = machine.parse_move(kif, ours)
         moves = [joint[r] for r in range(len(machine.roles))]
         previous = [machine.move_to_kif(m) for m in moves]
@@ -250,7 +250,7 @@ def read_results(path: Path) -> list[dict]:
 
 
 def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
-              start_clock: float, play_clock: float, results: Path, resume: bool,
+              startclock: float, playclock: float, results: Path, resume: bool,
               corpus: Path, seed: int, playouts: int | None = None,
               opponent_playouts: int | None = None) -> int:
     """Every config on every game, ``matches`` each; with ``playouts``, at that fixed
@@ -279,7 +279,7 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
                 if len(machine.roles) != 2:
                     raise GameError(f"{game}: the suite needs two-player games")
                 for i in todo:
-                    row = (play_match(text, machine, i % 2, seed + i, start_clock, play_clock,
+                    row = (play_match(text, machine, i % 2, seed + i, startclock, playclock,
                                       config.options(seed + i)) if playouts is None else
                            play_fixed(machine, i % 2, seed + i, config, playouts,
                                       opponent_playouts or playouts))
