@@ -10,9 +10,11 @@ Clock safety (the architecture's invariant 4):
    (nor for loading the batched playouts' compiled kernels).
    During a match no spare is kept (it would compete for the CPU); a replacement
    starts cold, with the general engine.
-2. For each move the gamer sends the previous joint move and a think-until time a
-   little before ``deadline`` (the handler's arrival time + clock - safety margin);
-   the worker first answers the legal moves, then its choice.
+2. For each move the gamer sends what the seat was told of the last step (GDL's
+   previous joint move, a GDL-II observation, or a playable game's observation with
+   its legal moves) and a think-until time a little before ``deadline`` (the
+   handler's arrival time + clock - safety margin); the worker first answers the
+   legal moves, then its choice.
 3. The event loop waits on the pipe without blocking. If no choice arrives by the
    deadline, or the worker died, the gamer answers a random legal move (seeded) from
    the list the worker sent; a dead (or long silent) worker is replaced by a new
@@ -258,7 +260,7 @@ class Gamer:
         """``told``: the brain needs ``legal`` (it does not know the rules' moves)."""
         async with self._lock:
             started = time.monotonic()
-            if legal:
+            if told or legal:
                 self._legal = list(legal)
             move, info = (self._ended() if self._ending or self._match is None else
                           await self._ask(observation, deadline, list(legal) if told else None))
