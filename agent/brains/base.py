@@ -29,8 +29,10 @@ Observation = Sequence[str] | Mapping[str, Any] | Any | None
 class Brain(Protocol):
     """One seat of one match (module docstring)."""
 
-    # steps this seat has finished: the next :meth:`select` is for step ``step + 1``
-    step: int
+    @property
+    def step(self) -> int:
+        """Steps this seat has finished: the next :meth:`select` is for ``step + 1``."""
+        ...
 
     def metagame(self, until: float) -> dict[str, Any]:
         """Think until ``until`` (the start clock); what was done, for the log."""
