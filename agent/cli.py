@@ -23,9 +23,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from agent.brains.options import BrainOptions
 from agent.gamer import DEFAULT_MAX_CLOCK, Gamer
+from agent.http_player import GgpPlayer, serve
 from agent.search.mcts import DEFAULT_ENHANCEMENTS, ENHANCEMENTS, SIMULTANEOUS, parse_enhancements
-from agent.worker import BrainOptions
+from agent.ws_client import run_client
 from solvers.errors import GameError
 
 NAME = re.compile(r"[A-Za-z0-9_.:@-]{1,64}")
@@ -110,8 +112,6 @@ def main(argv: Sequence[str]) -> int:
     try:
         if args.http is not None:
             return asyncio.run(_run_http(args, gamer))
-        from agent.ws_client import run_client
-
         return asyncio.run(run_client(args.ws, args.name, gamer, token=args.token,
                                       margin=args.margin, max_matches=args.max_matches,
                                       max_clock=args.max_clock))
@@ -132,8 +132,6 @@ def _interrupted(signum: int, frame: object) -> None:
 
 
 async def _run_http(args: argparse.Namespace, gamer: Gamer) -> int:
-    from agent.http_player import GgpPlayer, serve
-
     player = GgpPlayer(args.name, gamer, margin=args.margin, max_clock=args.max_clock)
     try:
         server = await serve(player, args.host, args.http)

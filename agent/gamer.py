@@ -10,9 +10,11 @@ Clock safety (the architecture's invariant 4):
    (nor for loading the batched playouts' compiled kernels).
    During a match no spare is kept (it would compete for the CPU); a replacement
    starts cold, with the general engine.
-2. For each move the gamer sends the previous joint move and a think-until time a
-   little before ``deadline`` (the handler's arrival time + clock - safety margin);
-   the worker first answers the legal moves, then its choice.
+2. For each move the gamer sends what the seat was told of the last step (GDL's
+   previous joint move, a GDL-II observation, or a playable game's observation with
+   its legal moves) and a think-until time a little before ``deadline`` (the
+   handler's arrival time + clock - safety margin); the worker first answers the
+   legal moves, then its choice.
 3. The event loop waits on the pipe without blocking. If no choice arrives by the
    deadline, or the worker died, the gamer answers a random legal move (seeded) from
    the list the worker sent; a dead (or long silent) worker is replaced by a new
@@ -42,7 +44,7 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from agent.worker import BrainOptions, GameSpec
+from agent.brains.options import BrainOptions, GameSpec
 from solvers.errors import GameError
 
 log = logging.getLogger("agent")
@@ -167,7 +169,7 @@ class Gamer:
         self._worker: Worker | None = None
         self._rng = random.Random(self.options.seed)
         self._match: tuple[GameSpec, str] | None = None
-        self._history: list[Sequence[str] | None] = []
+        self._history: list[Any] = []  # what the seat was told at each step
         self._legal: list[str] = []
         self.decisions: list[dict[str, Any]] = []  # every decision of the current match
         self._lock = asyncio.Lock()  # one worker request at a time
@@ -240,27 +242,28 @@ class Gamer:
             raise GameError(answer[2])
         return answer[2]
 
-    async def play(self, moves: Sequence[str] | None, deadline: float,
+    async def play(self, moves: Sequence[str] | dict[str, Any] | None, deadline: float,
                    legal: Sequence[str] | None = None) -> str:
-        """A GDL move (KIF) given the previous joint move, answered before ``deadline``.
+        """A GDL move (KIF) given the previous joint move (or a GDL-II observation),
+        answered before ``deadline``.
 
         ``legal`` (when the server sends it) is the fallback list until the worker
         sends its own."""
-        async with self._lock:
-            started = time.monotonic()
-            if legal:
-                self._legal = list(legal)
-            move, info = (self._ended() if self._ending or self._match is None
-                          else await self._ask(("play", moves), deadline))
-            return self._decided(move, info, started)
+        return await self._move(moves, deadline, legal, told=False)
 
     async def choose(self, observation: Any, legal: Sequence[str], deadline: float) -> str:
         """A move of a non-GDL game (``.efg``, tree, POSG) among ``legal``."""
+        return await self._move(observation, deadline, legal, told=True)
+
+    async def _move(self, observation: Any, deadline: float, legal: Sequence[str] | None,
+                    told: bool) -> str:
+        """``told``: the brain needs ``legal`` (it does not know the rules' moves)."""
         async with self._lock:
             started = time.monotonic()
-            self._legal = list(legal)
-            move, info = (self._ended() if self._ending or self._match is None
-                          else await self._ask(("choose", observation, list(legal)), deadline))
+            if told or legal:
+                self._legal = list(legal)
+            move, info = (self._ended() if self._ending or self._match is None else
+                          await self._ask(observation, deadline, list(legal) if told else None))
             return self._decided(move, info, started)
 
     def _ended(self) -> tuple[str, dict[str, Any]]:
@@ -274,24 +277,23 @@ class Gamer:
         log.info("move %s %s", move, info)
         return move
 
-    async def _ask(self, request: tuple, deadline: float) -> tuple[str, dict[str, Any]]:
+    async def _ask(self, observation: Any, deadline: float,
+                   legal: list[str] | None) -> tuple[str, dict[str, Any]]:
+        """The worker's move after ``observation``; ``legal``: this step's legal moves,
+        told to a brain that needs them."""
         if self._worker is None or not self._worker.alive:
             self._worker = self._restarted_worker()
         worker = self._worker
         until = deadline - min(REPLY_SLACK, max(0.0, deadline - time.monotonic()) / 10)
-        # Is self._legal this step's list? (at step 1: the one the start reported)
-        fresh = request[0] != "play" or (request[1] is None and bool(self._legal))
+        # Is self._legal this step's list? (told; at step 1: the one the start reported)
+        fresh = legal is not None or (observation is None and bool(self._legal))
         broken = False  # replace the worker: it died or answered nonsense
         try:
-            if request[0] == "play":
-                seq = worker.send("play", request[1], until)
-                self._history.append(request[1])
-                answer = await worker.receive(seq, deadline)
-                if answer is not None and answer[0] == "legal":
-                    self._legal, fresh = answer[2], True
-                    answer = await worker.receive(seq, deadline)
-            else:
-                seq = worker.send(*request)
+            seq = worker.send("play", observation, until, legal)
+            self._history.append(observation)
+            answer = await worker.receive(seq, deadline)
+            if answer is not None and answer[0] == "legal":
+                self._legal, fresh = answer[2], True
                 answer = await worker.receive(seq, deadline)
             if answer is not None and answer[0] == "move":
                 return answer[2], answer[3]

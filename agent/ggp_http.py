@@ -5,8 +5,9 @@ What a GGP game manager (ggp-base's GameServer) sends and expects is written dow
 server (:mod:`agent.http_player`) feeds it bytes and writes what it returns, so all
 of it is tested without sockets.
 
-1. :class:`RequestReader` collects one HTTP/1.x request (request line, headers, a
-   ``Content-Length`` body) from chunks, within size limits.
+1. :class:`RequestReader` collects one HTTP/1.x request from chunks: h11 parses it
+   (request line, headers, a ``Content-Length`` or chunked body), within our size
+   limits.
 2. :func:`message_text` takes the GGP message from a POST body or a
    ``GET /<url-encoded message>`` (``None`` for ``OPTIONS``).
 3. :func:`parse_message` reads the S-expression: the head word is
@@ -20,8 +21,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn
 from urllib.parse import unquote
+
+import h11
 
 from solvers.errors import FormatError
 
@@ -48,75 +51,107 @@ class HttpRequest:
     body: bytes
 
 
+_HEAD_END = re.compile(rb"\n\r?\n")
+_CONTENT_LENGTH = re.compile(rb"(?im)^(content-length:)([^\r\n]*)")
+_HTTP11_REQUEST_LINE = re.compile(rb"\A[^\r\n]* HTTP/1\.1\r?\n")
+_HOST = re.compile(rb"(?im)^host:")
+
+
 class RequestReader:
-    """Feed bytes with :meth:`feed`; it returns the request once complete, else None."""
+    """Feed bytes with :meth:`feed`; it returns the request once complete, else None.
+
+    h11 parses the request (one request: the connection closes after its reply). Two
+    things the GGP player has always accepted and h11 refuses are smoothed over in the
+    head before h11 sees it (:func:`_tolerated`); the size limits are ours."""
 
     def __init__(self) -> None:
-        self._buffer = bytearray()
-        self._head: tuple[str, str, dict[str, str]] | None = None
-        self._body_start = 0
-        self._length = 0
+        self._parser = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
+        self._head = bytearray()  # what came before the head's blank line, kept for h11
+        self._head_given = False  # h11 has the whole head
+        self._request: h11.Request | None = None
+        self._body = bytearray()
+        self._complete: HttpRequest | None = None
 
     def feed(self, data: bytes) -> HttpRequest | None:
-        self._buffer += data
-        if self._head is None:
-            end = self._buffer.find(b"\r\n\r\n")
-            separator = 4
-            if end < 0:  # tolerate bare LF line ends
-                end, separator = self._buffer.find(b"\n\n"), 2
-            if end < 0:
-                if len(self._buffer) > MAX_HEADER_BYTES:
+        if self._complete is not None or not data:
+            return self._complete
+        if not self._head_given:
+            self._head += data
+            end = _HEAD_END.search(self._head)
+            if end is None:
+                if len(self._head) > MAX_HEADER_BYTES:
                     raise HttpError(f"request headers longer than {MAX_HEADER_BYTES} bytes")
                 return None
-            self._head = _parse_head(bytes(self._buffer[:end]))
-            self._body_start = end + separator
-            self._length = _content_length(self._head[2])
-        if len(self._buffer) - self._body_start < self._length:
-            return None
-        method, target, headers = self._head
-        body = bytes(self._buffer[self._body_start:self._body_start + self._length])
-        return HttpRequest(method, target, headers, body)
+            data = _tolerated(bytes(self._head[:end.end()])) + bytes(self._head[end.end():])
+            self._head_given, self._head = True, bytearray()
+        self._parser.receive_data(data)
+        return self._next()
 
-    def at_eof(self) -> HttpRequest:
-        """The request when the peer closed its side: a body without a length runs to EOF."""
-        if self._head is None:
+    def at_eof(self) -> NoReturn:
+        """The peer closed its side before the request was complete (a request without
+        a body length has none: it is complete at its head): the HttpError saying what
+        is missing."""
+        if self._request is None:
             raise HttpError("connection closed before the request headers ended")
-        method, target, headers = self._head
-        if "content-length" in headers:
+        if any(name == b"content-length" for name, _ in self._request.headers):
             raise HttpError("connection closed before Content-Length bytes of body arrived")
-        return HttpRequest(method, target, headers, bytes(self._buffer[self._body_start:]))
+        raise HttpError("connection closed before the chunked body ended")
+
+    def _next(self) -> HttpRequest | None:
+        while True:
+            try:
+                event = self._parser.next_event()
+            except h11.RemoteProtocolError as exc:
+                raise HttpError(f"malformed HTTP request: {exc}") from None
+            if event is h11.NEED_DATA:
+                return None
+            if isinstance(event, h11.Request):
+                self._request = event
+                _check_length(event)
+            elif isinstance(event, h11.Data):
+                self._body += event.data
+                if len(self._body) > MAX_BODY_BYTES:
+                    raise HttpError(f"body larger than {MAX_BODY_BYTES} bytes")
+            elif isinstance(event, h11.EndOfMessage):
+                request = self._request
+                self._complete = HttpRequest(
+                    request.method.decode("ascii").upper(), request.target.decode("iso-8859-1"),
+                    {name.decode("ascii"): value.decode("iso-8859-1")
+                     for name, value in request.headers}, bytes(self._body))
+                return self._complete
+            else:  # (no other event comes before the end of the first request)
+                raise HttpError(f"unexpected HTTP event {type(event).__name__}")
 
 
-def _parse_head(head: bytes) -> tuple[str, str, dict[str, str]]:
-    try:
-        lines = head.decode("iso-8859-1").replace("\r\n", "\n").split("\n")
-    except UnicodeDecodeError:  # iso-8859-1 decodes every byte; kept for clarity
-        raise HttpError("request head is not text") from None
-    parts = lines[0].split()
-    if len(parts) != 3 or not parts[2].upper().startswith("HTTP/"):
-        raise HttpError(f"bad request line {lines[0][:80]!r}: expected 'METHOD /path HTTP/1.x'")
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if not line.strip():
-            continue
-        name, colon, value = line.partition(":")
-        if not colon or not name.strip():
-            raise HttpError(f"bad header line {line[:80]!r}: expected 'Name: value'")
-        headers[name.strip().lower()] = value.strip()
-    return parts[0].upper(), parts[1], headers
+def _tolerated(head: bytes) -> bytes:
+    """The request head as h11 accepts it, for what the player always took: a
+    ``Content-Length`` with leading zeros (h11's ``int()`` refuses 4,300+ digits: one
+    of more digits than ``MAX_BODY_BYTES`` is refused here, as larger than it), and
+    an HTTP/1.1 request without ``Host`` (an empty one is added)."""
+    def length(match: re.Match[bytes]) -> bytes:
+        items = []
+        for item in match.group(2).split(b","):
+            digits = item.strip()
+            if digits.isdigit():
+                digits = digits.lstrip(b"0") or b"0"
+                if len(digits) > len(str(MAX_BODY_BYTES)):
+                    raise HttpError(f"body of {digits[:40].decode()} bytes is larger than "
+                                    f"{MAX_BODY_BYTES}")
+                item = b" " + digits
+            items.append(item)
+        return match.group(1) + b",".join(items)
+
+    head = _CONTENT_LENGTH.sub(length, head)
+    line = _HTTP11_REQUEST_LINE.match(head)
+    if line is not None and not _HOST.search(head):
+        head = head[:line.end()] + b"Host: \r\n" + head[line.end():]
+    return head
 
 
-def _content_length(headers: dict[str, str]) -> int:
-    raw = headers.get("content-length")
-    if raw is None:
-        return 0
-    if not (raw.isascii() and raw.isdigit()):  # ('²'.isdigit(), but int() refuses it)
-        raise HttpError(f"bad Content-Length {raw[:40]!r}: expected a number of bytes")
-    digits = raw.lstrip("0") or "0"  # (int() refuses 4,300+ digits, leading zeros too)
-    if len(digits) > len(str(MAX_BODY_BYTES)) or int(digits) > MAX_BODY_BYTES:
-        raise HttpError(f"body of {digits[:40]} bytes is larger than {MAX_BODY_BYTES}")
-    length = int(digits)
-    return length
+def _check_length(request: h11.Request) -> None:
+    for name, value in request.headers:
+        if name == b"content-length" and int(value) > MAX_BODY_BYTES:
+            raise HttpError(f"body of {int(value)} bytes is larger than {MAX_BODY_BYTES}")
 
 
 def message_text(request: HttpRequest) -> str | None:
@@ -149,7 +184,7 @@ class Info:
 @dataclass(frozen=True)
 class Preview:
     rules: str  # KIF text of the rules
-    preview_clock: float
+    previewclock: float
 
 
 @dataclass(frozen=True)
@@ -157,8 +192,8 @@ class Start:
     match_id: str
     role: str
     rules: str  # KIF text of the rules
-    start_clock: float
-    play_clock: float
+    startclock: float
+    playclock: float
 
 
 # A GDL-II PLAY or STOP (``../shared/protocols/ggp-ii.md``) carries, instead of the

@@ -18,6 +18,7 @@ import asyncio
 import logging
 import time
 
+from agent.brains.options import GameSpec
 from agent.gamer import DEFAULT_MAX_CLOCK, Gamer, answer_deadline, bounded_clock
 from agent.ggp_http import (
     Abort,
@@ -34,7 +35,6 @@ from agent.ggp_http import (
     message_text,
     parse_message,
 )
-from agent.worker import GameSpec
 from solvers.errors import FormatError, GameError
 
 log = logging.getLogger("agent.http")
@@ -57,7 +57,7 @@ class GgpPlayer:
         self.max_clock = max_clock
         self.expiry_grace = expiry_grace
         self.match_id: str | None = None
-        self.play_clock = 0.0
+        self.playclock = 0.0
         self.results: dict[str, list[int] | None] = {}  # match id -> our goals
         self._expiry: asyncio.TimerHandle | None = None
         self._ending: set[asyncio.Task] = set()  # expiries under way
@@ -98,9 +98,9 @@ class GgpPlayer:
         if message.match_id != self.match_id:
             return "busy"
         if isinstance(message, Play):
-            return await self.gamer.play(message.moves, self._deadline(received, self.play_clock))
+            return await self.gamer.play(message.moves, self._deadline(received, self.playclock))
         if isinstance(message, Stop):
-            deadline = self._deadline(received, self.play_clock)
+            deadline = self._deadline(received, self.playclock)
             self._ended()
             self.results[message.match_id] = await self.gamer.stop(message.moves, deadline)
             return "done"
@@ -112,15 +112,15 @@ class GgpPlayer:
     async def _start(self, message: Start, received: float) -> str:
         if self.match_id is not None:
             return "ready" if message.match_id == self.match_id else "busy"
-        for what, clock in (("start", message.start_clock), ("play", message.play_clock)):
+        for what, clock in (("start", message.startclock), ("play", message.playclock)):
             if clock > self.max_clock:
                 log.warning("START %s: %s clock %g s bounded to %g s (--max-clock)",
                             message.match_id, what, clock, self.max_clock)
-        self.match_id, self.play_clock = message.match_id, message.play_clock
+        self.match_id, self.playclock = message.match_id, message.playclock
         spec = GameSpec("gdl", message.rules, message.match_id)
         try:
             await self.gamer.start(spec, message.role,
-                                   self._deadline(received, message.start_clock))
+                                   self._deadline(received, message.startclock))
         except GameError as exc:
             log.error("START %s refused: %s", message.match_id, exc)
             if self.match_id == message.match_id:  # (not a new match since)

@@ -29,8 +29,8 @@ from typing import Any
 
 import websockets
 
+from agent.brains.options import GameSpec
 from agent.gamer import DEFAULT_MAX_CLOCK, Gamer, answer_deadline
-from agent.worker import GameSpec
 from solvers.errors import GameError
 
 log = logging.getLogger("agent.ws")

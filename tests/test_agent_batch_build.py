@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import time
 
-from agent.worker import BrainOptions, GameSpec, GdlBrain
+from agent.brains.gdl import GdlBrain
+from agent.brains.options import BrainOptions, GameSpec
 
 # two roles take turns adding 1 or 2; whoever reaches 5 wins
 RACE = ("(role a) (role b) (init (sum 0)) (init (control a)) "

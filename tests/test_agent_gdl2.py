@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 
 from agent.brains.gdl2 import Gdl2Brain
+from agent.brains.options import BrainOptions
 from agent.gamer import Gamer
 from agent.ggp_http import Play, Stop, parse_message
 from agent.http_player import GgpPlayer
 from agent.search.belief import Belief, observation_of
 from agent.search.gdl2_endgame import BestResponse
 from agent.search.ismcts import ISMCTS
-from agent.worker import BrainOptions
 from agent.ws_client import WsAgent
 from gdl.reasoning.machine import load_machine
 from solvers.errors import FormatError, GameError
@@ -189,8 +189,8 @@ def test_brain_plays_the_solved_kuhn_strategy() -> None:
     brain = Gdl2Brain(machine, machine.roles.index("second"), BrainOptions())
     info = brain.metagame(time.monotonic() + 6)
     assert info["exact"]["values"] == pytest.approx([48.6111, 51.3889], abs=0.05)
-    brain.advance({"turn": 1, "last_move": "noop", "percepts": ["(your_card king)"]})
-    brain.advance({"turn": 2, "last_move": "noop", "percepts": ["(did first bet)"]})
+    brain.observe({"turn": 1, "last_move": "noop", "percepts": ["(your_card king)"]})
+    brain.observe({"turn": 2, "last_move": "noop", "percepts": ["(did first bet)"]})
     assert brain.legal() == ["call", "fold"]
     call, fold = brain.strategy.at(brain.role, brain.info_key, ["call", "fold"])
     assert call > 0.99 and fold < 0.01
@@ -202,8 +202,8 @@ def test_brain_takes_the_joint_move_of_a_gdl_game_master() -> None:
     """A manager speaking only GDL sends the joint move: the belief is then the true state."""
     machine = machine_of("monty_hall", "compiled")
     brain = Gdl2Brain(machine, 0, BrainOptions())
-    brain.advance(["(choose 2)", "(hide_car 3)"])
-    brain.advance(["noop", "(open_door 1)"])
+    brain.observe(["(choose 2)", "(hide_car 3)"])
+    brain.observe(["noop", "(open_door 1)"])
     assert [machine.state_to_kif(s) for s in brain.belief.weights] == [
         ["(car 3)", "(chosen 2)", "(opened 1)", "(step decide)"]]
     assert brain.info_key == (("(choose 2)", ()), ("noop", ("(opened 1)",)))

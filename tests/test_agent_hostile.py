@@ -14,8 +14,8 @@ from conftest import shared_path
 from test_agent_matches import Agents, post
 from test_agent_robustness import TINY, raw
 
+from agent.brains.options import BrainOptions, GameSpec
 from agent.gamer import Gamer, Worker, bounded_clock
-from agent.worker import BrainOptions, GameSpec
 
 pytest.importorskip("gdl.reasoning.machine")
 from gdl.reasoning.machine import load_machine  # noqa: E402

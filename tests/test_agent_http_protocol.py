@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import agent.ggp_http as ggp_http
 from agent.ggp_http import (
     Abort,
     HttpError,
@@ -183,3 +184,17 @@ def test_content_length_is_bounded(length: str, error: str | None) -> None:
     else:
         with pytest.raises(HttpError, match=error):
             RequestReader().feed(data)
+
+
+def test_a_chunked_body_is_read_and_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = (b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+            b"3\r\n(IN\r\n3\r\nFO)\r\n0\r\n\r\n")
+    reader = RequestReader()
+    assert [reader.feed(data[i:i + 5]) for i in range(0, len(data), 5)][-1].body == b"(INFO)"
+    monkeypatch.setattr(ggp_http, "MAX_BODY_BYTES", 5)
+    with pytest.raises(HttpError, match="larger than 5 bytes"):
+        RequestReader().feed(data)
+    reader = RequestReader()
+    reader.feed(data[:-12])
+    with pytest.raises(HttpError, match="before the chunked body ended"):
+        reader.at_eof()

@@ -8,7 +8,8 @@ import time
 
 from conftest import shared_path
 
-from agent.worker import BrainOptions, GameSpec, GdlBrain
+from agent.brains.gdl import GdlBrain
+from agent.brains.options import BrainOptions, GameSpec
 
 # one role picks 30 of 120 numbers, each once: the legal moves change every step (no
 # cached Gibbs distribution comes back), and a Gibbs draw scans up to 120 moves where a

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from conftest import shared_path
 
+from agent.brains.options import BrainOptions
 from agent.gamer import Gamer
 from agent.http_player import GgpPlayer, serve
-from agent.worker import BrainOptions
 
 pytest.importorskip("gdl.reasoning.machine")
 from gdl.reasoning.machine import load_machine  # noqa: E402

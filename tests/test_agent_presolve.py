@@ -10,7 +10,8 @@ import pytest
 from conftest import shared_path
 
 import ggp_cli
-from agent.worker import BrainOptions, GameSpec, GdlBrain
+from agent.brains.gdl import GdlBrain
+from agent.brains.options import BrainOptions, GameSpec
 from solvers.search import solve_exact
 
 

@@ -390,8 +390,8 @@ def test_timing_stops_a_clear_decision_and_goes_on_with_a_critical_one(tictactoe
 
 
 def test_the_agent_answers_in_time_under_a_tight_clock(tictactoe) -> None:
+    from agent.brains.options import BrainOptions, GameSpec
     from agent.gamer import Gamer
-    from agent.worker import BrainOptions, GameSpec
 
     async def match() -> list[tuple[str, float, float]]:
         gamer = Gamer(BrainOptions(seed=1))

@@ -14,7 +14,8 @@ import time
 import pytest
 from conftest import shared_path
 
-from agent.worker import BrainOptions, GameSpec, GdlBrain
+from agent.brains.gdl import GdlBrain
+from agent.brains.options import BrainOptions, GameSpec
 from solvers.search import solve_exact
 
 

@@ -7,8 +7,8 @@ import asyncio
 import pytest
 from conftest import running_server, shared_path
 
+from agent.brains.options import BrainOptions
 from agent.gamer import Gamer
-from agent.worker import BrainOptions
 from agent.ws_client import WsAgent, run_client
 from gdl.formats import load_game
 from server.app import MatchServer

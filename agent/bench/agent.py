@@ -1,7 +1,7 @@
 """``ggp bench agent``: the agent's move selection against a baseline, in one process.
 
 For tuning and for quick strength figures without sockets: the agent's GDL brain
-(:class:`agent.worker.GdlBrain`, exactly what the worker process runs) plays
+(:class:`agent.brains.gdl.GdlBrain`, exactly what the worker process runs) plays
 ``--matches`` matches against ``random`` or ``uct`` (plain UCT / decoupled UCT, as
 the server's built-in ``uct``: :class:`solvers.search.MCTS` with default settings,
 most-visited move, tree kept between moves), alternating seats. Every player gets
@@ -45,11 +45,14 @@ from agent.bench.suite import (
     read_results,
     run_suite,
 )
+from agent.brains.gdl import GdlBrain
+from agent.brains.options import BrainOptions, GameSpec
 from agent.search.mcts import SIMULTANEOUS, parse_enhancements
-from agent.worker import BrainOptions, GameSpec, GdlBrain
+from gdl.reasoning.machine import load_machine
 from solvers.errors import GameError
 from solvers.files import read_text
 from solvers.locations import CORPUS
+from solvers.search import MCTS, SearchConfig, solve_exact
 
 
 class _Baseline:
@@ -57,8 +60,6 @@ class _Baseline:
 
     def __init__(self, kind: str, machine, role: int, seed: int,
                  playouts: int | None = None) -> None:
-        from solvers.search import MCTS, SearchConfig
-
         self.kind, self.machine, self.role, self.playouts = kind, machine, role, playouts
         self.rng = random.Random(seed)
         chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
@@ -101,8 +102,8 @@ class _Clairvoyant:
         return self.rng.choice([m for m, v in values.items() if v >= best - 1e-6])
 
 
-def play_match(text: str, machine, ours: int, opponent: str, seed: int, start_clock: float,
-               play_clock: float, options: BrainOptions,
+def play_match(text: str, machine, ours: int, opponent: str, seed: int, startclock: float,
+               playclock: float, options: BrainOptions,
                clairvoyant: dict | None = None, opponent_playouts: int | None = None,
                ) -> tuple[list[int], _Clairvoyant | None]:
     """One match on ``machine`` (the game of ``text``; the agent builds its own): the
@@ -115,16 +116,16 @@ def play_match(text: str, machine, ours: int, opponent: str, seed: int, start_cl
         seer = _Clairvoyant(machine, ours, seed, clairvoyant)
     else:
         brain = GdlBrain(GameSpec("gdl", text), machine.roles[ours], options)
-        brain.metagame(time.monotonic() + start_clock)
+        brain.metagame(time.monotonic() + startclock)
     state, previous = machine.initial_state(), None
     while not machine.is_terminal(state):
-        joint = {r: other.move(state, time.monotonic() + play_clock)
+        joint = {r: other.move(state, time.monotonic() + playclock)
                  for r, other in others.items()}
         if seer is not None:
             joint[ours] = seer.move(state, 1 - ours, joint[1 - ours])
         else:
             brain.advance(previous)
-            kif, _ = brain.select(time.monotonic() + play_clock)
+            kif, _ = brain.select(time.monotonic() + playclock)
             joint[ours] = machine.parse_move(kif, ours)
         moves = [joint[r] for r in range(len(machine.roles))]
         previous = [machine.move_to_kif(m) for m in moves]
@@ -134,8 +135,6 @@ def play_match(text: str, machine, ours: int, opponent: str, seed: int, start_cl
 
 def solved_table(machine) -> dict:
     """Every state's exact value (``--ceiling``); GameError when the game has none."""
-    from solvers.search import solve_exact
-
     if len(machine.roles) != 2:
         raise GameError("--ceiling needs a two-player game")
     table: dict = {}
@@ -144,7 +143,7 @@ def solved_table(machine) -> dict:
     return table
 
 
-def main(argv: Sequence[str]) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ggp bench agent", description="The agent's "
                                      "move selection against a baseline, in one process.")
     parser.add_argument("game", nargs="?", help="GDL game file (not with --suite, --rates)")
@@ -199,6 +198,11 @@ def main(argv: Sequence[str]) -> int:
                         "CONFIG/pP/oN)")
     parser.add_argument("--ceiling", action="store_true",
                         help="seat a clairvoyant player of the solved game instead of the agent")
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    parser = _parser()
     args = parser.parse_args(list(argv))
     try:
         enhancements = parse_enhancements(args.enhancements)
@@ -209,12 +213,10 @@ def main(argv: Sequence[str]) -> int:
     if args.game is None:
         parser.error("give a GAME file, --suite or --rates")
     matches = 10 if args.matches is None else args.matches
-    start_clock = 2.0 if args.startclock is None else args.startclock
+    startclock = 2.0 if args.startclock is None else args.startclock
     if args.opponent_playouts is not None and args.opponent_playouts < 1:
         parser.error("--opponent-playouts must be at least 1")
     text = read_text(args.game)
-    from gdl.reasoning.machine import load_machine
-
     machine = load_machine(text)
     roles = len(machine.roles)
     table = solved_table(machine) if args.ceiling else None
@@ -224,7 +226,7 @@ def main(argv: Sequence[str]) -> int:
         options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed + i,
                                mast_epsilon=args.mast, enhancements=enhancements)
         goals, seer = play_match(text, machine, ours, args.opponent, args.seed + i,
-                                 start_clock, args.playclock, options, clairvoyant=table,
+                                 startclock, args.playclock, options, clairvoyant=table,
                                  opponent_playouts=args.opponent_playouts)
         if seer is not None:
             decisions, exploited = decisions + seer.decisions, exploited + seer.exploited

@@ -55,6 +55,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import websockets
+
+from agent.brains.options import BrainOptions
+from agent.gamer import Gamer
+from agent.http_player import GgpPlayer, serve
+from gdl.formats import load_game_text
 from solvers.errors import GameError
 from solvers.locations import REPO, SHARED
 
@@ -192,8 +198,6 @@ def smallest_game() -> str:
 # -- game files: a child process with limits ------------------------------------------
 
 def _play_through(fmt: str, text: str) -> None:
-    from gdl.formats import load_game_text
-
     game = load_game_text(fmt, text, name="fuzz", filename="fuzz")
     rng = random.Random(0)
     state = game.initial_state(rng)
@@ -352,8 +356,6 @@ class ServerUnderTest:
 
 
 async def _ws_connect(server: ServerUnderTest):
-    import websockets
-
     deadline = time.monotonic() + 30
     while True:
         try:
@@ -384,8 +386,6 @@ async def _seated(server: ServerUnderTest):  # -> (connection, match id)
 
 async def _ws_probe(ws, text: str, time_limit: float) -> tuple[str, str]:
     """Send one mutant, then a ping; the mutant's outcome from the replies before the pong."""
-    import websockets
-
     nonce = secrets.token_hex(4)
     outcome, detail = "accepted", ""
     try:
@@ -515,10 +515,6 @@ async def _http_probe(port: int, data: bytes, time_limit: float) -> tuple[str, s
 
 async def _fuzz_http(count: int, rng: random.Random, time_limit: float, save: Path | None,
                      progress: Callable[[str, Tally], None]) -> Tally:
-    from agent.gamer import Gamer
-    from agent.http_player import GgpPlayer, serve
-    from agent.worker import BrainOptions
-
     rules = smallest_game()
     role = re.search(r"\(\s*role\s+([^\s()]+)\s*\)", rules).group(1)
     seeds = http_seeds(rules, role)

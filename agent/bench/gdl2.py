@@ -32,8 +32,10 @@ from typing import Any
 import numpy as np
 
 from agent.brains.gdl2 import Gdl2Brain
-from agent.worker import BrainOptions
+from agent.brains.options import BrainOptions
+from gdl.gdl2.solve import solve_gdl2
 from gdl.reasoning.machine import StateMachine, load_machine
+from solvers.extensive.exploitability import nash_conv
 from solvers.locations import GAMES
 
 GDL2_GAMES = GAMES / "gdl2"
@@ -49,7 +51,7 @@ def play_against(machine: StateMachine, brain: Gdl2Brain, opponent, rng: random.
     other roles' moves (``random`` included); the final goals."""
     state, observation, turn = machine.initial_state(), None, 0
     while not machine.is_terminal(state):
-        brain.advance(observation, time.monotonic() + playclock)
+        brain.observe(observation, time.monotonic() + playclock)
         kif, _ = brain.select(time.monotonic() + playclock)
         joint = [opponent(state, r, rng) for r in range(len(machine.roles))]
         joint[brain.role] = machine.parse_move(kif, brain.role)
@@ -91,9 +93,6 @@ def _seat_profile(game, sigma: np.ndarray, player: int, ours: np.ndarray) -> np.
 
 
 def kuhn(hands: int, startclock: float, seed: int) -> dict[str, Any]:
-    from gdl.gdl2.solve import solve_gdl2
-    from solvers.extensive.exploitability import nash_conv
-
     machine = load_machine(GDL2_GAMES / "kuhn_poker.kif")
     equilibrium = solve_gdl2(machine, solver="lp")
     game = equilibrium.game
@@ -146,7 +145,7 @@ def _hand(machine: StateMachine, brain: Gdl2Brain, opponent_for, rng: random.Ran
     choose, histories = opponent_for(brain.role)
     state, observation, turn = machine.initial_state(), None, 0
     while not machine.is_terminal(state):
-        brain.advance(observation)
+        brain.observe(observation)
         kif, _ = brain.select(time.monotonic() + 1.0)
         joint = [choose(state, r, rng) for r in range(len(machine.roles))]
         joint[brain.role] = machine.parse_move(kif, brain.role)

@@ -1,6 +1,6 @@
 """``ggp bench agent --suite``: the agent against plain ``uct`` on many corpus games.
 
-For issue 18: the agent's brain (:class:`agent.worker.GdlBrain`) plays the server's
+For issue 18: the agent's brain (:class:`agent.brains.gdl.GdlBrain`) plays the server's
 plain ``uct`` (:class:`solvers.search.MCTS`, default settings, tree kept) at equal
 clocks: both get the same play clock and, like the players over the network, think
 until the deadline minus ``min(0.5, clock / 4)``; the agent alone uses the start
@@ -39,6 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from agent.brains.gdl import GdlBrain
+from agent.brains.moves import search_move
+from agent.brains.options import BrainOptions, GameSpec
 from agent.search.mcts import (
     DEFAULT_ENHANCEMENTS,
     SIMULTANEOUS,
@@ -47,10 +50,12 @@ from agent.search.mcts import (
     parse_enhancements,
 )
 from agent.search.playouts import PlayoutPolicy, make_playouts
-from agent.worker import BrainOptions, GameSpec, GdlBrain, search_move
+from gdl.reasoning import kernels
+from gdl.reasoning.machine import load_machine
 from solvers.errors import GameError
 from solvers.files import read_text
 from solvers.results_file import drop_torn_line, read_json_lines
+from solvers.search import MCTS, SearchConfig
 
 # Two-player corpus games (../shared/gdl-corpus): turn-based, then simultaneous.
 # (Left out: games that do not compile within the grounding limit, quarto and
@@ -136,8 +141,8 @@ def think_until(received: float, clock: float) -> float:
     return received + clock - min(0.5, clock / 4)
 
 
-def play_match(text: str, machine, ours: int, seed: int, start_clock: float,
-               play_clock: float, options: BrainOptions) -> dict:
+def play_match(text: str, machine, ours: int, seed: int, startclock: float,
+               playclock: float, options: BrainOptions) -> dict:
     """One match of the agent (seat ``ours``) against plain ``uct`` seats."""
     chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
     # as in the agent's worker process: no cyclic collection on a clock (a full pass
@@ -146,21 +151,19 @@ def play_match(text: str, machine, ours: int, seed: int, start_clock: float,
     # step on dualConnect4), a full pass after the match
     gc.disable()
     try:
-        return _play(text, machine, ours, seed, start_clock, play_clock, options, chance)
+        return _play(text, machine, ours, seed, startclock, playclock, options, chance)
     finally:
         gc.enable()
         gc.collect()
 
 
-def _play(text: str, machine, ours: int, seed: int, start_clock: float,
-          play_clock: float, options: BrainOptions, chance: tuple[int, ...]) -> dict:
-    from solvers.search import MCTS, SearchConfig
-
+def _play(text: str, machine, ours: int, seed: int, startclock: float,
+          playclock: float, options: BrainOptions, chance: tuple[int, ...]) -> dict:
     others = {r: MCTS(machine, SearchConfig(seed=seed * 31 + r), chance_roles=chance)
               for r in range(len(machine.roles)) if r != ours}
     brain = GdlBrain(GameSpec("gdl", text), machine.roles[ours], options,
-                     until=time.monotonic() + start_clock)
-    info = brain.metagame(think_until(time.monotonic(), start_clock))
+                     until=time.monotonic() + startclock)
+    info = brain.metagame(think_until(time.monotonic(), startclock))
     state, previous, steps, late, slowest = machine.initial_state(), None, 0, 0, 0.0
     slowest_move: dict = {}
     rng = random.Random(seed)
@@ -170,14 +173,14 @@ def _play(text: str, machine, ours: int, seed: int, start_clock: float,
             legal = machine.legal_moves(state, r)
             received = time.monotonic()
             joint[r] = (rng.choice(legal) if len(legal) == 1 or r in chance else search.search(
-                state, deadline=think_until(received, play_clock)).best_move(r))
+                state, deadline=think_until(received, playclock)).best_move(r))
         received = time.monotonic()
         brain.advance(previous)
-        kif, decision = brain.select(think_until(received, play_clock))
+        kif, decision = brain.select(think_until(received, playclock))
         took = time.monotonic() - received
-        if took / play_clock > slowest:
-            slowest, slowest_move = took / play_clock, decision
-        late += took > play_clock
+        if took / playclock > slowest:
+            slowest, slowest_move = took / playclock, decision
+        late += took > playclock
         joint[ours] = machine.parse_move(kif, ours)
         moves = [joint[r] for r in range(len(machine.roles))]
         previous = [machine.move_to_kif(m) for m in moves]
@@ -210,8 +213,6 @@ def play_fixed(machine, ours: int, seed: int, config: Config, playouts: int,
     search quality a playout, whatever the machine's load; the switches of the match
     loop around the search (``timing``, ``ponder``, the start clock's solves) do
     nothing."""
-    from solvers.search import MCTS, SearchConfig
-
     chance = tuple(i for i, r in enumerate(machine.roles) if r == "random")
     options = config.options(seed)
     agent = (None if config.name == PLAIN else
@@ -249,15 +250,12 @@ def read_results(path: Path) -> list[dict]:
 
 
 def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
-              start_clock: float, play_clock: float, results: Path, resume: bool,
+              startclock: float, playclock: float, results: Path, resume: bool,
               corpus: Path, seed: int, playouts: int | None = None,
               opponent_playouts: int | None = None) -> int:
     """Every config on every game, ``matches`` each; with ``playouts``, at that fixed
     count a move (:func:`play_fixed`; recorded as :func:`fixed_name`, apart from the
     clocked matches), uct at ``opponent_playouts`` (default: the same)."""
-    from gdl.reasoning import kernels
-    from gdl.reasoning.machine import load_machine
-
     kernels.compiled(kernels.MIN_ITEMS)  # as the agent's idle worker does, off the clock
     done = {(r["game"], r["config"], r["match"]) for r in read_results(results)}
     if done and not resume:
@@ -281,7 +279,7 @@ def run_suite(games: Sequence[str], configs: Sequence[Config], matches: int,
                 if len(machine.roles) != 2:
                     raise GameError(f"{game}: the suite needs two-player games")
                 for i in todo:
-                    row = (play_match(text, machine, i % 2, seed + i, start_clock, play_clock,
+                    row = (play_match(text, machine, i % 2, seed + i, startclock, playclock,
                                       config.options(seed + i)) if playouts is None else
                            play_fixed(machine, i % 2, seed + i, config, playouts,
                                       opponent_playouts or playouts))
@@ -373,10 +371,6 @@ def print_rates(games: Sequence[str], corpus: Path, seconds: float,
     as in a match), and playouts alone (uniform, from the initial
     state: the engine one at a time, as ``uct`` plays them, against rounds of
     ``BATCH_PLAYOUTS`` over the bit-vector engine)."""
-    from gdl.reasoning import kernels
-    from gdl.reasoning.machine import load_machine
-    from solvers.search import MCTS, SearchConfig
-
     kernels.compiled(kernels.MIN_ITEMS)
     print(f"playouts per CPU second, about {seconds:g} s each (searches from the initial "
           f"state; playouts alone, uniform, single or {BATCH_PLAYOUTS} at once)")

@@ -3,7 +3,8 @@
 The player is told after each step only its own move and its percepts (the GGP-II
 ``PLAY``/``STOP`` of ``../shared/protocols/ggp-ii.md``, or the websocket observation
 ``{"turn", "last_move", "percepts"}`` of ``server/PROTOCOL.md``). :class:`Gdl2Brain`
-answers the worker's requests as :class:`agent.worker.GdlBrain` does for GDL:
+is the :class:`agent.brains.base.Brain` of such a match (the GDL one is
+:class:`agent.brains.gdl.GdlBrain`):
 
 1. Start clock: when the game's imperfect-information tree is small (at most
    ``EXACT_NODES`` nodes), it is expanded into an extensive-form game and solved (CFR+,
@@ -25,13 +26,16 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
 
+from agent.brains.base import Observation
+from agent.brains.moves import draw
 from agent.search.belief import Belief, is_gdl2_observation, observation_of
 from agent.search.gdl2_endgame import BestResponse
+from agent.search.gdl2_exact import solve_small_game
 from agent.search.ismcts import ISMCTS
 from gdl.reasoning.machine import StateMachine
 from solvers.errors import GameError, LimitReached
@@ -42,7 +46,7 @@ ENDGAME_SHARE = 0.25  # of the play clock the exact endgame may take
 
 
 class Gdl2Brain:
-    """One GDL-II match (module docstring)."""
+    """One GDL-II match (module docstring); a :class:`agent.brains.base.Brain`."""
 
     def __init__(self, machine: StateMachine, role: int, options: Any) -> None:
         self.machine = machine
@@ -58,8 +62,6 @@ class Gdl2Brain:
     # -- the match ----------------------------------------------------------------------
 
     def metagame(self, until: float) -> dict[str, Any]:
-        from agent.search.gdl2_exact import solve_small_game  # (its imports take ~1 s: first)
-
         started = time.monotonic()
         info: dict[str, Any] = {"engine": self.machine.engine_name, "gdl2": True,
                                 "roles": len(self.machine.roles)}
@@ -74,9 +76,10 @@ class Gdl2Brain:
         info["time"] = round(time.monotonic() - started, 3)
         return info
 
-    def advance(self, observation: Mapping[str, Any] | Sequence[str] | None,
-                until: float | None = None) -> None:
-        """Take a step: a GDL-II observation (or a GDL joint move); None before the first."""
+    def observe(self, observation: Observation, until: float | None = None,
+                legal: Sequence[str] | None = None) -> None:
+        """Take a step: a GDL-II observation (or a GDL joint move); None before the
+        first. The belief update takes at most ``BELIEF_SHARE`` of the time to ``until``."""
         if observation is None:
             return
         if is_gdl2_observation(observation):
@@ -128,7 +131,7 @@ class Gdl2Brain:
         elif self.strategy is not None:
             weights = self.strategy.at(self.role, self.info_key, legal)
             if weights is not None:
-                move = legal[_draw(weights, self.rng)]
+                move = legal[draw(weights, self.rng)]
                 info["method"] = "exact"
         if move is None and self.belief.exact:
             move = self._endgame_move(started + ENDGAME_SHARE * (until - started), info)
@@ -153,8 +156,5 @@ class Gdl2Brain:
         info.update(method="endgame", value=round(values[best], 2))
         return self.machine.move_to_kif(best)
 
-
-def _draw(weights: Sequence[float], rng: random.Random) -> int:
-    cumulative = np.cumsum(np.asarray(weights, dtype=float))
-    return min(int(np.searchsorted(cumulative, rng.random() * cumulative[-1], side="right")),
-               len(weights) - 1)
+    def stop(self) -> None:
+        self.strategy = None

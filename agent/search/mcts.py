@@ -65,7 +65,7 @@ from solvers.search.exact import exact_backup
 # "decisive": playouts take a win in one (connectFour at 300 playouts a move: 83% against
 # 53%, 30 matches each), but it costs 0.6x the playouts even with terminal_after: 60.0%
 # against 67.5% at a 0.5 s clock (20 each); off (docs/agent.md has the figures).
-# "ponder" (agent.worker.GdlBrain): a forced move (one legal move) still searches until
+# "ponder" (agent.brains.gdl.GdlBrain): a forced move (one legal move) still searches until
 # its answer is due, so turn-based games get the opponent's think time too.
 # "leaf": leaf parallelism over the batched engine: a round's descents (32, with virtual
 # loss) each get 4 playouts at once and back up their mean as one visit; a batched
@@ -73,7 +73,7 @@ from solvers.search.exact import exact_backup
 # times for about the price of one descent with one playout. Off: at 1 s clocks
 # connectFour 66.7% and connectFourSimultaneous 45.8% against 70.8% and 58.3% without
 # (12 matches each): more samples of fewer leaves are not worth more.
-# "mastcost" (agent.worker.GdlBrain.metagame): on the start clock the search runs with
+# "mastcost" (agent.brains.gdl.GdlBrain.metagame): on the start clock the search runs with
 # and without MAST from the initial state; MAST is dropped for the match when it
 # costs over a fifth of the playouts and its move values are flat (Gibbs draws over
 # values that close are near uniform ones, at a higher price). pentagoSuicide: 0.73x,

@@ -35,6 +35,7 @@ from itertools import accumulate
 
 import numpy as np
 
+from gdl.reasoning.batch_machine import batch_machine_of, pack_ints
 from solvers.errors import GameError
 
 MAX_STEPS = 10_000  # a playout this long is cut off and evaluated (games that never end)
@@ -301,8 +302,6 @@ class BatchPlayouts:
 
     def __init__(self, machine, policy: PlayoutPolicy,
                  chance_roles: Sequence[int], rng: random.Random) -> None:
-        from gdl.reasoning.batch_machine import batch_machine_of
-
         self.machine, self.policy = machine, policy
         # built once per machine; LimitReached when the move network is too big
         self.batch = batch_machine_of(machine)
@@ -329,8 +328,6 @@ class BatchPlayouts:
             live: bool = False) -> list[Outcome] | None:
         if len(states) < MIN_BATCH:
             return self.single.run(states, deadline, live)
-        from gdl.reasoning.batch_machine import pack_ints
-
         done = self.run_packed(pack_ints(list(states), self.batch.n_words), deadline)
         if done is None:
             return None
