@@ -45,7 +45,8 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from gdl.expansion.expand import Budget, players_of
+from gdl.budget import Budget
+from gdl.expansion.expand import players_of
 from gdl.reasoning.machine import load_machine
 from solvers.errors import GameError, LimitReached, UnsupportedGame
 from solvers.locations import SHARED

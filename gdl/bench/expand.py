@@ -35,7 +35,8 @@ from gdl.expansion.expand import Budget, StateGraph, _Explorer, _resident_mb, pl
 from gdl.reasoning import kernels
 from gdl.reasoning.batch_machine import BatchMachine
 from gdl.reasoning.compile import CompiledMachine
-from gdl.reasoning.machine import StateMachine, load_machine
+from gdl.reasoning.machine import load_machine
+from gdl.reasoning.state_machine import StateMachine
 from solvers.errors import GameError, LimitReached
 from solvers.locations import GAMES, SHARED
 

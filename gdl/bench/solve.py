@@ -42,7 +42,7 @@ from pathlib import Path
 
 from gdl.bench.corpus import died, end_child
 from gdl.bench.games import GOOFSPIEL_SIZES, OSHI_ZUMO, oshi_zumo_name
-from gdl.expansion.expand import Budget
+from gdl.budget import Budget
 from solvers.errors import GameError
 from solvers.locations import GAMES
 

@@ -28,7 +28,7 @@ Batched path (level by level, breadth first):
    equals the per-state search's, which numbers a child when it first meets it.
 5. When the frontier is empty the arrays are trimmed into a StateDag; a cycle
    (which a finite game cannot have) is reported naming one of its states.
-6. Budgets (states, seconds, resident memory growth, :class:`gdl.expansion.expand.Budget`)
+6. Budgets (states, seconds, resident memory growth, :class:`gdl.budget.Budget`)
    are checked after each batch and stop the work with
    :class:`~solvers.errors.LimitReached`; a progress line every
    :data:`~gdl.expansion.expand.PROGRESS_SECONDS` gives states, states/s, transitions/s,
@@ -43,9 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gdl.budget import Budget
 from gdl.expansion.expand import (
     PROGRESS_SECONDS,
-    Budget,
     Limits,
     StateGraph,
     expand_states,
@@ -61,7 +61,7 @@ from gdl.reasoning.batch_machine import (
     unpack_int,
 )
 from gdl.reasoning.compile import CompiledMachine
-from gdl.reasoning.machine import Move, State, StateMachine
+from gdl.reasoning.state_machine import Move, State, StateMachine
 from solvers.errors import GameError, GameRuntimeError, LimitReached, UnsupportedGame
 from solvers.simultaneous.dag import StateDag
 
@@ -132,7 +132,7 @@ def expand_dag(machine: StateMachine, root: State | None = None, *, budget: Budg
     ``batched=None`` takes the batched path when the machine is compiled and its
     move rules ground (else the per-state path, saying why on ``progress``); True
     insists (GameError / LimitReached if it cannot), False refuses it.
-    ``budget`` defaults to :class:`gdl.expansion.expand.Budget`'s defaults.
+    ``budget`` defaults to :class:`gdl.budget.Budget`'s defaults.
     """
     budget = Budget() if budget is None else budget
     compiled = isinstance(machine, CompiledMachine)

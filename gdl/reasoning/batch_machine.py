@@ -58,9 +58,10 @@ from types import ModuleType
 
 import numpy as np
 
+from gdl.budget import Budget
 from gdl.reasoning import kernels
 from gdl.reasoning.compile import CompiledMachine
-from gdl.reasoning.ground import Budget, Value, sccs
+from gdl.reasoning.ground import Value, sccs
 from gdl.reasoning.move_projection import ground_move_rules
 from solvers.errors import GameRuntimeError
 

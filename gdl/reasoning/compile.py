@@ -34,9 +34,10 @@ from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from gdl.reasoning.ground import Budget, GroundRule, Value, from_value, ground_game, sccs, to_value
-from gdl.reasoning.machine import NATURE, NATURE_GOAL, StateMachine
+from gdl.budget import Budget
+from gdl.reasoning.ground import GroundRule, Value, from_value, ground_game, sccs, to_value
 from gdl.reasoning.parser import parse_term
+from gdl.reasoning.state_machine import NATURE, NATURE_GOAL, StateMachine
 from gdl.reasoning.terminal_delta import DeltaTerminal, flat_terms
 from gdl.reasoning.terminal_delta import bits_of as _bits_of
 from gdl.reasoning.terms import Fn, Rule, Spelling, term_to_kif

@@ -28,8 +28,8 @@ The names of the new relations contain a space, which no KIF symbol can.
 
 from __future__ import annotations
 
+from gdl.budget import Budget
 from gdl.reasoning.ground import (
-    Budget,
     GroundGame,
     GroundRule,
     IRule,

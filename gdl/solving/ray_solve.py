@@ -39,8 +39,9 @@ from typing import Any
 
 import numpy as np
 
+from gdl.budget import Budget
 from gdl.expansion.batch_expand import BatchedExpansion, _Grow
-from gdl.expansion.expand import Budget, players_of
+from gdl.expansion.expand import players_of
 from gdl.expansion.row_table import hash_rows, unique_rows
 from gdl.reasoning.batch_machine import BatchMachine
 from gdl.reasoning.compile import CompiledMachine
