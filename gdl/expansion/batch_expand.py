@@ -192,7 +192,7 @@ def _player_names(machine: StateMachine, players: tuple[int, int]) -> tuple[str,
     return machine.roles[players[0]], machine.roles[players[1]]
 
 
-class _Grow:
+class GrowingArray:
     """A 1-D array that grows by half its size when full (step 2's per-state arrays)."""
 
     def __init__(self, dtype: type | np.dtype, width: int = 0) -> None:
@@ -230,10 +230,10 @@ class BatchedExpansion:
         self.slot_moves = [machine.role_moves(r) for r in self.slots]
         self.states = RowTable(machine.n_words)
         self.legal = RowTable(max(1, (machine.n_moves + 63) // 64))
-        self.counts = _Grow(np.uint16, 3)
-        self.payoff = _Grow(np.float64, 2)
-        self.legal_set = _Grow(np.int32)
-        self.entry_child = _Grow(np.int32)
+        self.counts = GrowingArray(np.uint16, 3)
+        self.payoff = GrowingArray(np.float64, 2)
+        self.legal_set = GrowingArray(np.int32)
+        self.entry_child = GrowingArray(np.int32)
         self.transitions = 0
         self.levels = [0, 1]   # first state of each level, then the end of the last
         self.limits = Limits(budget)

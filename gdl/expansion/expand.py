@@ -106,12 +106,12 @@ def expand_states(machine: StateMachine, root: State | None = None, *,
     budget = Budget() if budget is None else budget
     players, nature = players_of(machine.roles)
     graph = StateGraph(machine, players, nature)
-    explorer = _Explorer(graph, budget, progress)
+    explorer = Explorer(graph, budget, progress)
     explorer.run(machine.initial_state() if root is None else root)
     return graph
 
 
-class _Explorer:
+class Explorer:
     """The breadth-first search of :func:`expand_states` with its budget checks."""
 
     def __init__(self, graph: StateGraph, budget: Budget,
@@ -212,13 +212,13 @@ class Limits:
         self.budget = budget
         self.start = time.perf_counter()
         self.last_line = self.start
-        self.base_memory = _resident_mb()
+        self.base_memory = resident_mb()
         clock = self.start if budget.started is None else budget.started
         self.deadline = None if budget.time_limit is None else clock + budget.time_limit
 
     def resident_growth(self) -> float:
         """MB of resident memory gained since the expansion started."""
-        return _resident_mb() - self.base_memory
+        return resident_mb() - self.base_memory
 
     def check(self, found: int) -> bool:
         """Raise LimitReached when the time limit or the memory budget (resident growth)
@@ -247,7 +247,7 @@ def _reorder(combo: tuple[Move, ...], slots: Sequence[int]) -> tuple[Move, ...]:
     return tuple(joint)
 
 
-def _resident_mb() -> float:
+def resident_mb() -> float:
     """This process's resident memory in MB (Linux /proc; 0 where unavailable)."""
     try:
         with open("/proc/self/statm") as statm:

@@ -591,6 +591,11 @@ class GroundGame:
             Join(r, tables, exact, budget or self.budget).run(emit)
         return list(out)
 
+    def move_rules(self) -> list[IRule]:
+        """The rules instantiated per joint move (see :meth:`_is_move_rule`)."""
+        return [r for k in self.dynamic for r in self.rules_by_head.get(k, ())
+                if self._is_move_rule(r)]
+
     def _is_move_rule(self, r: IRule) -> bool:
         """Instantiated per joint move: rules of move-dependent helpers, and the
         ``next`` rules whose body mentions a move-dependent relation."""

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from gdl.budget import Budget
-from gdl.expansion.batch_expand import BatchedExpansion, _Grow
+from gdl.expansion.batch_expand import BatchedExpansion, GrowingArray
 from gdl.expansion.expand import players_of
 from gdl.expansion.row_table import hash_rows, unique_rows
 from gdl.reasoning.batch_machine import BatchMachine
@@ -78,8 +78,8 @@ class ShardExpansion(BatchedExpansion):
         self.shard, self.shards = shard, shards
         self.low = 0
         self.outgoing: list[np.ndarray] = []
-        self.child_shard = _Grow(np.int32)
-        self.child_state = _Grow(np.int32)
+        self.child_shard = GrowingArray(np.int32)
+        self.child_state = GrowingArray(np.int32)
         self.sent: list[tuple[np.ndarray, np.ndarray]] = []  # per shard: positions, inverse
         root = machine.initial_state()[None, :]
         self.root_shard = int(owners(root, shards)[0])
