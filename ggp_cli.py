@@ -17,6 +17,9 @@ import sys
 import textwrap
 import traceback
 from collections.abc import Callable, Sequence
+from importlib.metadata import PackageNotFoundError, version
+
+from solvers.errors import GameError
 
 # subcommand -> (handler, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -74,6 +77,7 @@ SOLVE_FLAGS = {"--json", "--quiet"}  # options of `ggp solve` that take no value
 def solve_front_ends() -> list[tuple[str, str]]:
     """(title, parser factory) of every ``ggp solve`` front end: each format of
     :mod:`gdl.formats` with each model of :mod:`solvers.registry` that applies to it."""
+    # deferred: the registries load the readers and solvers (scipy): `ggp solve` only
     from gdl.formats import FORMATS
     from solvers import registry
 
@@ -120,6 +124,7 @@ def _solve_file(argv: Sequence[str]) -> str | None:
 def _solve_handler(argv: Sequence[str]) -> str:
     """The ``ggp solve`` front end: the file's format (:mod:`gdl.formats`) and the model
     of ``--solver`` (:mod:`solvers.registry`; else the format's first)."""
+    # deferred: the registries load the readers and solvers (scipy): `ggp solve` only
     from gdl.formats import detect_format, game_format
     from solvers import registry
 
@@ -180,8 +185,6 @@ def _table(entries: dict[str, tuple[str, str]]) -> list[str]:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return f"ggp {version('ggp-solve')}"
     except PackageNotFoundError:  # run from a source tree that is not installed
@@ -218,8 +221,6 @@ class _Help(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from solvers.errors import GameError
-
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage())

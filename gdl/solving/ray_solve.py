@@ -47,6 +47,7 @@ from gdl.reasoning.batch_machine import BatchMachine
 from gdl.reasoning.compile import CompiledMachine
 from gdl.reasoning.machine import load_machine, read_rules
 from solvers.errors import GameError, LimitReached
+from solvers.files import read_text
 from solvers.ray_cluster import connect, node_label, ray_module
 from solvers.simultaneous.dag_baseline import check_memory
 from solvers.simultaneous.dag_certificate import certificate
@@ -429,8 +430,6 @@ def solve_on_ray(path: str, address: str, shards: int | None, *, budget: Budget 
                  selection: str = "first",
                  progress: Callable[[str], None] | None = None) -> RaySolveResult:
     """``ggp solve --ray``: connect, solve with ``shards`` actors (default: one per node)."""
-    from solvers.files import read_text
-
     kif = read_text(path)
     with connect(address) as cluster:
         count = shards or len(cluster.nodes())
