@@ -16,8 +16,9 @@ import os
 import sys
 import textwrap
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from solvers.errors import GameError
 
@@ -59,7 +60,7 @@ BENCHES: dict[str, tuple[str, str]] = {
     "agent": ("agent.bench.agent:main", "our agent against random or UCT opponents on a game"),
     "gdl2": ("agent.bench.gdl2:main",
              "the agent in GDL-II games: against random, and on Kuhn poker against the equilibrium"),
-    "fuzz": ("agent.bench.fuzz:main",
+    "fuzz": ("ggp_cli:fuzz_main",
              "mutated game files and protocol messages: tracebacks and hangs per format"),
     "expand": ("gdl.bench.expand:main",
                "expansion of big GDL games: batched against per-state, states/s and bytes"),
@@ -69,6 +70,18 @@ BENCHES: dict[str, tuple[str, str]] = {
              "baseline, BIαβ and DOαβ on the same games: nodes evaluated and CPU time"),
     "solve": ("gdl.bench.solve:main",
               "Goofspiel and Oshi-Zumo solved beside OpenSpiel's value iteration"),
+}
+
+# `ggp bench fuzz`: format -> its target (a gdl.fuzz.tally.Target), each in the package
+# that reads the input; gdl.bench.fuzz runs the ones given to it (gdl imports neither
+# agent nor server, so the six are composed here)
+FUZZ_TARGETS: dict[str, str] = {
+    "kif": "gdl.fuzz.files:KIF",
+    "efg": "gdl.fuzz.files:EFG",
+    "tree": "gdl.fuzz.files:TREE",
+    "osposg": "gdl.fuzz.files:OSPOSG",
+    "ws": "server.bench.fuzz:TARGET",
+    "ggp-http": "agent.bench.fuzz:TARGET",
 }
 
 SOLVE_FLAGS = {"--json", "--quiet"}  # options of `ggp solve` that take no value
@@ -159,10 +172,30 @@ def _option_value(argv: Sequence[str], name: str) -> str | None:
     return None
 
 
-def _load(target: str) -> Callable[[list[str]], int]:
-    module_name, function_name = target.split(":")
-    module = importlib.import_module(module_name)
-    return getattr(module, function_name)
+def fuzz_targets() -> dict[str, Any]:
+    """:data:`FUZZ_TARGETS`, loaded."""
+    return {name: _load(target) for name, target in FUZZ_TARGETS.items()}
+
+
+def fuzz_main(argv: list[str]) -> int:
+    """``ggp bench fuzz``: :func:`gdl.bench.fuzz.main` over every target."""
+    return _load("gdl.bench.fuzz:main")(argv, fuzz_targets())
+
+
+def run_fuzz(formats: Sequence[str] = tuple(FUZZ_TARGETS), *args: Any, **options: Any
+             ) -> dict[str, Any]:
+    """:func:`gdl.bench.fuzz.run_fuzz` (the library call of ``ggp bench fuzz``) over
+    every target."""
+    return _load("gdl.bench.fuzz:run_fuzz")(formats, *args, targets=fuzz_targets(), **options)
+
+
+def _load(target: str) -> Any:
+    """The attribute a ``module:attribute`` string names, its module imported now."""
+    module_name, attribute = target.split(":")
+    # (this module itself, also when it runs as __main__: not imported a second time)
+    module = sys.modules[__name__] if module_name == "ggp_cli" else \
+        importlib.import_module(module_name)
+    return getattr(module, attribute)
 
 
 def _usage() -> str:
