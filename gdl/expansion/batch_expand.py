@@ -288,7 +288,7 @@ class BatchedExpansion:
             missing = np.flatnonzero(live & (per_state == 0))
             if len(missing):
                 role = bm.roles[self.slots[k]]
-                state = bm.machine._describe(unpack_int(packed[missing[0]]))
+                state = bm.machine.describe(unpack_int(packed[missing[0]]))
                 raise GameRuntimeError(f"role {role} has no legal move in the non-terminal "
                                        f"state {state}")
             counts[:, k] = per_state

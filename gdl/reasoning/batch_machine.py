@@ -457,7 +457,7 @@ class BatchMachine:
         counts = held.sum(axis=1)
         bad = np.flatnonzero(counts != 1)
         if len(bad):
-            state = self.machine._describe(states[bad[0]])
+            state = self.machine.describe(states[bad[0]])
             raise GameRuntimeError(f"role {self.roles[role]} has {counts[bad[0]]} goal values "
                                    f"in state {state}")
         values = self.goal_value[columns]

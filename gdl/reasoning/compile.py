@@ -606,7 +606,7 @@ class CompiledMachine(StateMachine):
         moves = self._legal_all(state)[role]
         if not moves and not self._terminal_fn(state):
             raise GameRuntimeError(f"role {self.roles[role]} has no legal move in the "
-                                   f"non-terminal state {self._describe(state)}")
+                                   f"non-terminal state {self.describe(state)}")
         return moves
 
     def legal_joint_moves(self, state: int) -> tuple[tuple[int, ...], ...]:
@@ -683,7 +683,7 @@ class CompiledMachine(StateMachine):
             if len(found) != 1:
                 shown = ", ".join(sorted(map(kif, found))) or "none"
                 raise GameRuntimeError(f"role {role} has {len(found)} goal values ({shown}) "
-                                       f"in state {self._describe(state)}")
+                                       f"in state {self.describe(state)}")
             value = found[0]
             if not (isinstance(value, str) and value.isascii() and value.isdigit()
                     and len(value) <= 9):
@@ -718,9 +718,6 @@ class CompiledMachine(StateMachine):
             state |= 1 << bit
         return state
 
-    def _describe(self, state: int) -> str:
-        facts = self.state_to_kif(state)
-        return "{" + " ".join(facts[:12]) + (" ..." if len(facts) > 12 else "") + "}"
 
 
 class _NoTable:

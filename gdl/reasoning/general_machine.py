@@ -130,7 +130,7 @@ class GeneralMachine(StateMachine):
         moves = legal.get(role, ())
         if not moves and not self.is_terminal(state):
             raise GameRuntimeError(f"role {self.roles[role]} has no legal move in the "
-                                   f"non-terminal state {self._describe(state)}")
+                                   f"non-terminal state {self.describe(state)}")
         return moves
 
     def _legal_by_role(self, state: State) -> dict[int, tuple[Move, ...]]:
@@ -183,7 +183,7 @@ class GeneralMachine(StateMachine):
             if len(found) != 1:
                 raise GameRuntimeError(
                     f"role {role} has {len(found)} goal values ({', '.join(found) or 'none'}) "
-                    f"in state {self._describe(state)}")
+                    f"in state {self.describe(state)}")
             if not (found[0].isascii() and found[0].isdigit() and len(found[0]) <= 9):
                 raise GameRuntimeError(f"role {role} has a non-numeric or huge goal value "
                                        f"{found[0][:40]}")
@@ -201,8 +201,3 @@ class GeneralMachine(StateMachine):
 
     def state_from_kif(self, facts: list[str]) -> State:
         return frozenset(_ground_value(f, self._spelling) for f in facts)
-
-    def _describe(self, state: State) -> str:
-        facts = self.state_to_kif(state)
-        shown = " ".join(facts[:12]) + (" ..." if len(facts) > 12 else "")
-        return "{" + shown + "}"

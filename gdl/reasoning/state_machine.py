@@ -86,6 +86,11 @@ class StateMachine(ABC):
     @abstractmethod
     def state_from_kif(self, facts: list[str]) -> State: ...
 
+    def describe(self, state: State) -> str:
+        """A state in error messages: ``{fact fact ...}``, its first 12 facts."""
+        facts = self.state_to_kif(state)
+        return "{" + " ".join(facts[:12]) + (" ..." if len(facts) > 12 else "") + "}"
+
 
 def defines_sees(rules: Sequence[Rule]) -> bool:
     """Do the rules define GDL-II's ``sees`` (a GDL-II game)?"""
