@@ -16,7 +16,11 @@ import os
 import sys
 import textwrap
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from solvers.errors import GameError
 
 # subcommand -> (handler, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -60,7 +64,7 @@ BENCHES: dict[str, tuple[str, str]] = {
                "our agent against a GGP HTTP player (e.g. Sancho), each pinned to a core"),
     "gdl2": ("agent.bench.gdl2:main",
              "the agent in GDL-II games: against random, and on Kuhn poker against the equilibrium"),
-    "fuzz": ("agent.bench.fuzz:main",
+    "fuzz": ("ggp_cli:fuzz_main",
              "mutated game files and protocol messages: tracebacks and hangs per format"),
     "expand": ("gdl.bench.expand:main",
                "expansion of big GDL games: batched against per-state, states/s and bytes"),
@@ -72,12 +76,25 @@ BENCHES: dict[str, tuple[str, str]] = {
               "Goofspiel and Oshi-Zumo solved beside OpenSpiel's value iteration"),
 }
 
+# `ggp bench fuzz`: format -> its target (a gdl.fuzz.tally.Target), each in the package
+# that reads the input; gdl.bench.fuzz runs the ones given to it (gdl imports neither
+# agent nor server, so the six are composed here)
+FUZZ_TARGETS: dict[str, str] = {
+    "kif": "gdl.fuzz.files:KIF",
+    "efg": "gdl.fuzz.files:EFG",
+    "tree": "gdl.fuzz.files:TREE",
+    "osposg": "gdl.fuzz.files:OSPOSG",
+    "ws": "server.bench.fuzz:TARGET",
+    "ggp-http": "agent.bench.fuzz:TARGET",
+}
+
 SOLVE_FLAGS = {"--json", "--quiet"}  # options of `ggp solve` that take no value
 
 
 def solve_front_ends() -> list[tuple[str, str]]:
     """(title, parser factory) of every ``ggp solve`` front end: each format of
     :mod:`gdl.formats` with each model of :mod:`solvers.registry` that applies to it."""
+    # deferred: the registries load the readers and solvers (scipy): `ggp solve` only
     from gdl.formats import FORMATS
     from solvers import registry
 
@@ -124,6 +141,7 @@ def _solve_file(argv: Sequence[str]) -> str | None:
 def _solve_handler(argv: Sequence[str]) -> str:
     """The ``ggp solve`` front end: the file's format (:mod:`gdl.formats`) and the model
     of ``--solver`` (:mod:`solvers.registry`; else the format's first)."""
+    # deferred: the registries load the readers and solvers (scipy): `ggp solve` only
     from gdl.formats import detect_format, game_format
     from solvers import registry
 
@@ -158,10 +176,30 @@ def _option_value(argv: Sequence[str], name: str) -> str | None:
     return None
 
 
-def _load(target: str) -> Callable[[list[str]], int]:
-    module_name, function_name = target.split(":")
-    module = importlib.import_module(module_name)
-    return getattr(module, function_name)
+def fuzz_targets() -> dict[str, Any]:
+    """:data:`FUZZ_TARGETS`, loaded."""
+    return {name: _load(target) for name, target in FUZZ_TARGETS.items()}
+
+
+def fuzz_main(argv: list[str]) -> int:
+    """``ggp bench fuzz``: :func:`gdl.bench.fuzz.main` over every target."""
+    return _load("gdl.bench.fuzz:main")(argv, fuzz_targets())
+
+
+def run_fuzz(formats: Sequence[str] = tuple(FUZZ_TARGETS), *args: Any, **options: Any
+             ) -> dict[str, Any]:
+    """:func:`gdl.bench.fuzz.run_fuzz` (the library call of ``ggp bench fuzz``) over
+    every target."""
+    return _load("gdl.bench.fuzz:run_fuzz")(formats, *args, targets=fuzz_targets(), **options)
+
+
+def _load(target: str) -> Any:
+    """The attribute a ``module:attribute`` string names, its module imported now."""
+    module_name, attribute = target.split(":")
+    # (this module itself, also when it runs as __main__: not imported a second time)
+    module = sys.modules[__name__] if module_name == "ggp_cli" else \
+        importlib.import_module(module_name)
+    return getattr(module, attribute)
 
 
 def _usage() -> str:
@@ -184,8 +222,6 @@ def _table(entries: dict[str, tuple[str, str]]) -> list[str]:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return f"ggp {version('ggp-solve')}"
     except PackageNotFoundError:  # run from a source tree that is not installed
@@ -225,8 +261,6 @@ class _Help(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from solvers.errors import GameError
-
     args = list(sys.argv[1:] if argv is None else argv)
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage())

@@ -27,8 +27,9 @@ import random
 from collections.abc import Hashable, Sequence
 from typing import Any, NamedTuple
 
-from gdl.reasoning.machine import NATURE, Move, StateMachine, load_machine
+from gdl.reasoning.machine import load_machine
 from gdl.reasoning.parser import parse_kif, parse_term
+from gdl.reasoning.state_machine import NATURE, Move, StateMachine
 from gdl.reasoning.terms import term_to_kif
 from solvers.errors import GameError
 from solvers.playable import SearchModel

@@ -43,6 +43,7 @@ class Panel:
 
 
 def _pyplot() -> Any:
+    # deferred: matplotlib, for pictures only
     import matplotlib
 
     matplotlib.use("Agg", force=True)   # files only: no display, even when one is set

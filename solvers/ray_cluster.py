@@ -44,7 +44,7 @@ def ray_module(loopback: bool = False) -> Any:
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if loopback:
         os.environ[SINGLE_MACHINE] = "0"
-    try:
+    try:  # deferred: Ray, optional (pip install 'ggp-solve[ray]'), after the variables above
         import ray
         from ray._private import ray_constants
     except ImportError:
@@ -97,7 +97,7 @@ def connect(address: str) -> Iterator[Connection]:
     cluster = None
     try:
         if n is not None:
-            from ray.cluster_utils import Cluster
+            from ray.cluster_utils import Cluster  # deferred: Ray, optional
 
             # its INFO lines (the address file it rewrites) are not ours to show
             logging.getLogger("ray").setLevel(logging.WARNING)

@@ -8,16 +8,12 @@ import random
 
 import pytest
 
-from agent.bench.fuzz import (
-    FORMATS,
-    FileChecker,
-    Tally,
-    file_seeds,
-    main,
-    mutate_message,
-    mutate_text,
-    run_fuzz,
-)
+from gdl.fuzz.files import FileChecker, file_seeds
+from gdl.fuzz.mutate import mutate_message, mutate_text
+from gdl.fuzz.tally import Tally
+from ggp_cli import FUZZ_TARGETS as FORMATS
+from ggp_cli import fuzz_main as main
+from ggp_cli import run_fuzz
 
 
 def test_mutations_are_seeded_and_change_the_input() -> None:
@@ -47,7 +43,7 @@ def test_a_hang_is_counted_and_the_checker_recovers(monkeypatch) -> None:
     checker = FileChecker(time_limit=0.5)
     try:
         # a deliberately endless "game" through the real pipe: the checker kills it
-        monkeypatch.setattr("agent.bench.fuzz._play_through",
+        monkeypatch.setattr("gdl.fuzz.files._play_through",
                             lambda fmt, text: __import__("time").sleep(60))
         assert checker.check("gdl", "(role a)")[0] == "hang"
         monkeypatch.undo()

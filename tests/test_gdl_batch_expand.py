@@ -175,7 +175,7 @@ def test_budgets_stop_with_one_line(monkeypatch) -> None:
     with pytest.raises(LimitReached, match="time limit of 0 s"):
         expand_dag(machine, budget=Budget(time_limit=0.0))
     used = iter(range(0, 10**6, 100))       # resident MB grows by 100 at each check
-    monkeypatch.setattr(gdl.expansion.expand, "_resident_mb", lambda: float(next(used)))
+    monkeypatch.setattr(gdl.expansion.expand, "resident_mb", lambda: float(next(used)))
     with pytest.raises(LimitReached, match="memory budget of 250 MB"):
         expand_dag(machine, budget=Budget(memory_mb=250))
 

@@ -201,7 +201,7 @@ def test_memory_budget(monkeypatch) -> None:
     import gdl.expansion.expand
 
     used = iter(range(0, 10**6, 100))       # resident MB grows by 100 at each check
-    monkeypatch.setattr(gdl.expansion.expand, "_resident_mb", lambda: float(next(used)))
+    monkeypatch.setattr(gdl.expansion.expand, "resident_mb", lambda: float(next(used)))
     with pytest.raises(LimitReached, match="memory budget of 250 MB"):
         expand_states(load_machine(TICTACTOE), budget=Budget(memory_mb=250))
 

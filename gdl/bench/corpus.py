@@ -45,11 +45,16 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from gdl.expansion.expand import Budget, players_of
+from gdl.budget import Budget
+from gdl.expansion.batch_expand import expand_dag
+from gdl.expansion.expand import expand, players_of
 from gdl.reasoning.machine import load_machine
+from gdl.solving.solve import SOLVERS as KNOWN
+from gdl.solving.solve import check_loading_time, expanded_figures, solve_any
 from solvers.errors import GameError, LimitReached, UnsupportedGame
 from solvers.locations import SHARED
 from solvers.results_file import drop_torn_line, read_json_lines
+from solvers.simultaneous.doab import counts
 
 DEFAULT_CORPUS = SHARED / "gdl-corpus"
 GRACE_SECONDS = 5.0     # past the limit before a child that does not stop is ended
@@ -84,8 +89,6 @@ def corpus_games(corpus: Path, only: Sequence[str] | None = None, two_player: bo
 def bench_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence[str],
                model: str, conn: Connection) -> None:
     """Child process: load, expand, solve with each solver; send rows through ``conn``."""
-    from gdl.solving.solve import check_loading_time, expanded_figures, solve_any
-
     try:
         start = time.perf_counter()
         machine = load_machine(path, name=path.stem)
@@ -94,12 +97,8 @@ def bench_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence
             check_loading_time(budget.time_limit, load_seconds)
         budget = dataclasses.replace(budget, started=start)
         if model == "dag":
-            from gdl.expansion.batch_expand import expand_dag
-
             expansion = expand_dag(machine, budget=budget)
         else:
-            from gdl.expansion.expand import expand
-
             expansion = expand(machine, budget=budget)
         row: dict = {"engine": machine.engine_name, "load_seconds": load_seconds,
                      "path": model, **expanded_figures(expansion)}
@@ -127,8 +126,6 @@ def bench_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence
 
 def solver_figures(roles: Sequence[str], solution: object, check: dict, seconds: float) -> dict:
     """One solver's cell of a row: values, time, certificate, DOαβ's node counts."""
-    from solvers.simultaneous.doab import counts
-
     return {"values": {role: round(float(v), 6) for role, v
                        in zip(roles, solution.root_values, strict=True)},  # type: ignore[attr-defined]
             "seconds": seconds, "max_gain": check["max_gain"], "ok": check["ok"],
@@ -185,8 +182,6 @@ def end_child(child, receiver) -> None:
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     solvers = [name for name in args.solvers.split(",") if name]
-    from gdl.solving.solve import SOLVERS as KNOWN
-
     unknown = [name for name in solvers if name not in KNOWN]
     if unknown or not solvers:
         raise GameError(f"--solvers: unknown {', '.join(unknown) or 'none given'}; "

@@ -23,6 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
+from gdl.reasoning.general_machine import GeneralMachine
+from gdl.reasoning.machine import read_rules
+from gdl.reasoning.trace import replay
+from gdl.reasoning.validate import validate
 from solvers.errors import GameError
 from solvers.locations import SHARED
 
@@ -58,10 +62,6 @@ def oracle_trace(game: Path, playouts: int, seed: int, out: Path, *, table: bool
 
 def check_game(game: Path, playouts: int, seed: int, timeout: float) -> dict:
     """One game's sweep result: {"game", "parses", "validates", "oracle", "agrees", "reason"}."""
-    from gdl.reasoning.machine import GeneralMachine, read_rules
-    from gdl.reasoning.trace import replay
-    from gdl.reasoning.validate import validate
-
     result = {"game": game.stem, "parses": False, "validates": False, "oracle": False,
               "agrees": False, "reason": ""}
     try:

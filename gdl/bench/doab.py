@@ -28,7 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from gdl.bench.corpus import DEFAULT_CORPUS
-from gdl.expansion.expand import Budget, expand
+from gdl.budget import Budget
+from gdl.expansion.expand import expand
 from gdl.reasoning.machine import load_machine
 from solvers.errors import GameError, UnsupportedGame
 from solvers.locations import GAMES

@@ -30,12 +30,14 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from gdl.budget import Budget
 from gdl.expansion.batch_expand import BatchedExpansion
-from gdl.expansion.expand import Budget, StateGraph, _Explorer, _resident_mb, players_of
+from gdl.expansion.expand import Explorer, StateGraph, players_of, resident_mb
 from gdl.reasoning import kernels
 from gdl.reasoning.batch_machine import BatchMachine
 from gdl.reasoning.compile import CompiledMachine
-from gdl.reasoning.machine import StateMachine, load_machine
+from gdl.reasoning.machine import load_machine
+from gdl.reasoning.state_machine import StateMachine
 from solvers.errors import GameError, LimitReached
 from solvers.locations import GAMES, SHARED
 
@@ -77,7 +79,7 @@ def measure(name: str, label: str, work: Callable[[], tuple[int, int, int | None
             counts: Callable[[], tuple[int, int, int | None]]) -> Run:
     """Time ``work`` (returning states, transitions, held bytes); on a budget stop
     the counts so far come from ``counts``."""
-    base = _resident_mb()
+    base = resident_mb()
     wall, cpu = time.perf_counter(), time.process_time()
     stop = "complete"
     try:
@@ -86,7 +88,7 @@ def measure(name: str, label: str, work: Callable[[], tuple[int, int, int | None
         stop = exc.message
         states, transitions, held = counts()
     return Run(name, label, states, transitions, time.perf_counter() - wall,
-               time.process_time() - cpu, _resident_mb() - base, held, stop)
+               time.process_time() - cpu, resident_mb() - base, held, stop)
 
 
 def bench_game(machine: StateMachine, name: str, budget: Budget, numpy: bool = True) -> list[Run]:
@@ -123,7 +125,7 @@ def _per_state_run(machine: StateMachine, name: str, budget: Budget) -> Run:
         return graph.n_states, sum(s.size for s in graph.successors if s is not None), None
 
     def work() -> tuple[int, int, int | None]:
-        _Explorer(graph, budget, None).run(machine.initial_state())
+        Explorer(graph, budget, None).run(machine.initial_state())
         return counts()
 
     return measure(name, "per-state", work, counts)

@@ -28,6 +28,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from gdl.budget import Budget
+from gdl.reasoning.machine import load_machine
 from solvers.errors import GameError
 from solvers.locations import SHARED
 
@@ -72,9 +74,6 @@ def random_playouts(machine, seconds: float, seed: int) -> tuple[int, int, float
 
 
 def bench_engine(path: Path, engine: str, seconds: float, seed: int) -> Measure:
-    from gdl.reasoning.ground import Budget
-    from gdl.reasoning.machine import load_machine
-
     started = time.perf_counter()
     try:  # the compiled engine within auto's budget: the one auto would choose
         machine = load_machine(path, engine=engine,

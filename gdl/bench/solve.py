@@ -29,6 +29,7 @@ path to any ``.kif`` file. For each game, in one run:
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import multiprocessing
@@ -42,7 +43,8 @@ from pathlib import Path
 
 from gdl.bench.corpus import died, end_child
 from gdl.bench.games import GOOFSPIEL_SIZES, OSHI_ZUMO, oshi_zumo_name
-from gdl.expansion.expand import Budget
+from gdl.budget import Budget
+from gdl.solving.solve import SOLVERS, solve_game
 from solvers.errors import GameError
 from solvers.locations import GAMES
 
@@ -72,6 +74,7 @@ def openspiel_spec(name: str) -> str | None:
 def openspiel_value_iteration(spec: str) -> dict:
     """OpenSpiel's value iteration on ``spec``: {"states", "value" (0..100, the first
     player's), "values" (state string -> value in [-1, 1]), "cpu_seconds"}."""
+    # deferred: OpenSpiel, the optional peer (pip install .[peers])
     import pyspiel
     from open_spiel.python.algorithms import value_iteration
 
@@ -87,8 +90,6 @@ def openspiel_value_iteration(spec: str) -> dict:
 def ours(path: Path, solver: str, budget: Budget, quiet: bool = False) -> dict:
     """One ``solve_game`` run: states, phase times, values, certificate, CPU time
     (its progress lines on stderr unless ``quiet``)."""
-    from gdl.solving.solve import solve_game
-
     def progress(line: str) -> None:
         print(f"    {path.stem} {solver}: {line}", file=sys.stderr, flush=True)
 
@@ -108,7 +109,7 @@ def peer(spec: str, cpu_limit: float) -> dict:
     def stop(signum: int, frame: object) -> None:
         raise GameError(f"the CPU limit of {cpu_limit:g} s was reached (raise --peer-cpu-limit)")
 
-    try:  # imported before the clock starts
+    try:  # deferred: the optional peers, imported here before the clock starts
         import cvxpy  # noqa: F401  (value iteration's LPs need it)
         from open_spiel.python.algorithms import value_iteration  # noqa: F401
     except ImportError as exc:
@@ -171,8 +172,6 @@ def bench(games: Sequence[str], solvers: Sequence[str], budget: Budget,
           quiet: bool = False) -> list[dict]:
     """One row per game: {"game", "ours": {solver: row or {"stopped": why}},
     "openspiel": row, {"stopped": why} or None}."""
-    from gdl.solving.solve import solve_game
-
     for solver in solvers:  # imports in the parent, so no child's CPU time counts them
         solve_game(GDL_GAMES / "goofspiel_2.kif", solver)
     rows = []
@@ -246,8 +245,6 @@ def _peer_cells(peer_row: dict | None, result: dict) -> list[str]:
 
 def main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
-    from gdl.solving.solve import SOLVERS
-
     solvers = args.solvers.split(",")
     unknown = [s for s in solvers if s not in SOLVERS]
     if unknown:
@@ -277,8 +274,6 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _openspiel_installed() -> bool:
-    import importlib.util
-
     return all(importlib.util.find_spec(module) is not None
                for module in ("pyspiel", "cvxpy", "ecos"))
 

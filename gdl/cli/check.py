@@ -21,7 +21,9 @@ import sys
 import time
 from pathlib import Path
 
-from gdl.reasoning.machine import ENGINES, GeneralMachine, StateMachine, load_machine, read_rules
+from gdl.reasoning.general_machine import GeneralMachine
+from gdl.reasoning.machine import ENGINES, load_machine, read_rules
+from gdl.reasoning.state_machine import StateMachine
 from gdl.reasoning.topdown import LEVEL_MOVE, LEVEL_STATE
 from gdl.reasoning.trace import playout_records, random_joint_move, write_record
 from gdl.reasoning.validate import problems_of

@@ -31,9 +31,10 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
+from gdl.budget import Budget
 from gdl.cli.gdl2 import solve_main as gdl2_solve_main
-from gdl.expansion.expand import Budget
-from gdl.reasoning.machine import ENGINES, defines_sees, read_rules
+from gdl.reasoning.machine import ENGINES, read_rules
+from gdl.reasoning.state_machine import defines_sees
 from gdl.solving.ray_solve import solve_on_ray
 from gdl.solving.solve import (
     NPZ_ABOVE_STATES,

@@ -28,7 +28,7 @@ Batched path (level by level, breadth first):
    equals the per-state search's, which numbers a child when it first meets it.
 5. When the frontier is empty the arrays are trimmed into a StateDag; a cycle
    (which a finite game cannot have) is reported naming one of its states.
-6. Budgets (states, seconds, resident memory growth, :class:`gdl.expansion.expand.Budget`)
+6. Budgets (states, seconds, resident memory growth, :class:`gdl.budget.Budget`)
    are checked after each batch and stop the work with
    :class:`~solvers.errors.LimitReached`; a progress line every
    :data:`~gdl.expansion.expand.PROGRESS_SECONDS` gives states, states/s, transitions/s,
@@ -43,9 +43,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from gdl.budget import Budget
 from gdl.expansion.expand import (
     PROGRESS_SECONDS,
-    Budget,
     Limits,
     StateGraph,
     expand_states,
@@ -61,7 +61,7 @@ from gdl.reasoning.batch_machine import (
     unpack_int,
 )
 from gdl.reasoning.compile import CompiledMachine
-from gdl.reasoning.machine import Move, State, StateMachine
+from gdl.reasoning.state_machine import Move, State, StateMachine
 from solvers.errors import GameError, GameRuntimeError, LimitReached, UnsupportedGame
 from solvers.simultaneous.dag import StateDag
 
@@ -132,7 +132,7 @@ def expand_dag(machine: StateMachine, root: State | None = None, *, budget: Budg
     ``batched=None`` takes the batched path when the machine is compiled and its
     move rules ground (else the per-state path, saying why on ``progress``); True
     insists (GameError / LimitReached if it cannot), False refuses it.
-    ``budget`` defaults to :class:`gdl.expansion.expand.Budget`'s defaults.
+    ``budget`` defaults to :class:`gdl.budget.Budget`'s defaults.
     """
     budget = Budget() if budget is None else budget
     compiled = isinstance(machine, CompiledMachine)
@@ -192,7 +192,7 @@ def _player_names(machine: StateMachine, players: tuple[int, int]) -> tuple[str,
     return machine.roles[players[0]], machine.roles[players[1]]
 
 
-class _Grow:
+class GrowingArray:
     """A 1-D array that grows by half its size when full (step 2's per-state arrays)."""
 
     def __init__(self, dtype: type | np.dtype, width: int = 0) -> None:
@@ -230,10 +230,10 @@ class BatchedExpansion:
         self.slot_moves = [machine.role_moves(r) for r in self.slots]
         self.states = RowTable(machine.n_words)
         self.legal = RowTable(max(1, (machine.n_moves + 63) // 64))
-        self.counts = _Grow(np.uint16, 3)
-        self.payoff = _Grow(np.float64, 2)
-        self.legal_set = _Grow(np.int32)
-        self.entry_child = _Grow(np.int32)
+        self.counts = GrowingArray(np.uint16, 3)
+        self.payoff = GrowingArray(np.float64, 2)
+        self.legal_set = GrowingArray(np.int32)
+        self.entry_child = GrowingArray(np.int32)
         self.transitions = 0
         self.levels = [0, 1]   # first state of each level, then the end of the last
         self.limits = Limits(budget)
@@ -288,7 +288,7 @@ class BatchedExpansion:
             missing = np.flatnonzero(live & (per_state == 0))
             if len(missing):
                 role = bm.roles[self.slots[k]]
-                state = bm.machine._describe(unpack_int(packed[missing[0]]))
+                state = bm.machine.describe(unpack_int(packed[missing[0]]))
                 raise GameRuntimeError(f"role {role} has no legal move in the non-terminal "
                                        f"state {state}")
             counts[:, k] = per_state

@@ -19,8 +19,8 @@ invariant 2, so the size is the number of reachable states, not of histories):
    next states, each with probability 1/k.
 5. The model orders the nodes bottom-up (levels); a cycle of states, which a
    finite game cannot have, is reported with one of its states.
-6. Budgets (states found, seconds, resident memory) are checked as states are
-   found and stop the expansion with :class:`~solvers.errors.LimitReached`;
+6. Budgets (states found, seconds, resident memory: :class:`gdl.budget.Budget`) are
+   checked as states are found and stop the expansion with :class:`~solvers.errors.LimitReached`;
    progress lines (states found, states/s) are printed during long expansions.
 
 The same function expands the subgame below any state (``root=``), which is how
@@ -37,29 +37,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from gdl.reasoning.machine import NATURE, Move, State, StateMachine
+from gdl.budget import Budget
+from gdl.reasoning.state_machine import NATURE, Move, State, StateMachine
 from solvers.errors import LimitReached, UnsupportedGame, ValidationError
 from solvers.simultaneous.model import CHANCE, DECISION, TERMINAL, SimultaneousGame
 
 PROGRESS_SECONDS = 2.0      # between two progress lines
 CHECK_EVERY = 256           # states between two memory checks (time: every state)
-
-
-@dataclass(frozen=True)
-class Budget:
-    """Limits of one expansion; ``None`` means unlimited.
-
-    The time limit counts from ``started`` (a ``time.perf_counter()`` value, so a
-    command's loading time can count too), by default from the expansion's start.
-    ``sample(seconds, states)`` is called at every budget check (seconds from the
-    expansion's start, states found so far): ``ggp solve --trace`` records it.
-    """
-
-    max_states: int | None = 2_000_000
-    time_limit: float | None = None
-    memory_mb: float | None = 8192.0
-    started: float | None = None
-    sample: Callable[[float, int], None] | None = None
 
 
 @dataclass
@@ -115,17 +99,19 @@ def players_of(roles: Sequence[str]) -> tuple[tuple[int, int], int | None]:
 
 
 def expand_states(machine: StateMachine, root: State | None = None, *,
-                  budget: Budget = Budget(),
+                  budget: Budget | None = None,
                   progress: Callable[[str], None] | None = None) -> StateGraph:
-    """Every state reachable from ``root`` (default: the initial state), steps 1-6."""
+    """Every state reachable from ``root`` (default: the initial state), steps 1-6;
+    ``budget``'s expansion limits (default: :class:`gdl.budget.Budget`'s)."""
+    budget = Budget() if budget is None else budget
     players, nature = players_of(machine.roles)
     graph = StateGraph(machine, players, nature)
-    explorer = _Explorer(graph, budget, progress)
+    explorer = Explorer(graph, budget, progress)
     explorer.run(machine.initial_state() if root is None else root)
     return graph
 
 
-class _Explorer:
+class Explorer:
     """The breadth-first search of :func:`expand_states` with its budget checks."""
 
     def __init__(self, graph: StateGraph, budget: Budget,
@@ -226,13 +212,13 @@ class Limits:
         self.budget = budget
         self.start = time.perf_counter()
         self.last_line = self.start
-        self.base_memory = _resident_mb()
+        self.base_memory = resident_mb()
         clock = self.start if budget.started is None else budget.started
         self.deadline = None if budget.time_limit is None else clock + budget.time_limit
 
     def resident_growth(self) -> float:
         """MB of resident memory gained since the expansion started."""
-        return _resident_mb() - self.base_memory
+        return resident_mb() - self.base_memory
 
     def check(self, found: int) -> bool:
         """Raise LimitReached when the time limit or the memory budget (resident growth)
@@ -261,7 +247,7 @@ def _reorder(combo: tuple[Move, ...], slots: Sequence[int]) -> tuple[Move, ...]:
     return tuple(joint)
 
 
-def _resident_mb() -> float:
+def resident_mb() -> float:
     """This process's resident memory in MB (Linux /proc; 0 where unavailable)."""
     try:
         with open("/proc/self/statm") as statm:
@@ -310,7 +296,7 @@ class Expansion:
         return self._state_index
 
 
-def expand(machine: StateMachine, root: State | None = None, *, budget: Budget = Budget(),
+def expand(machine: StateMachine, root: State | None = None, *, budget: Budget | None = None,
            progress: Callable[[str], None] | None = None) -> Expansion:
     """The game below ``root`` (default: the initial state) as a simultaneous-move game."""
     return build_game(expand_states(machine, root, budget=budget, progress=progress))

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gdl.gdl2.tree import DEFAULT_MAX_NODES, Step, expand_gdl2, infoset_name
-from gdl.reasoning.machine import StateMachine
+from gdl.reasoning.state_machine import StateMachine
 from solvers.extensive.model import ExtensiveGame
 from solvers.extensive.solve import SolveResult, solve
 from solvers.extensive.strategy_io import strategy_dict

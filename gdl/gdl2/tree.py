@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable, Sequence
 from fractions import Fraction
 
-from gdl.reasoning.machine import NATURE, Move, State, StateMachine
+from gdl.reasoning.state_machine import NATURE, Move, State, StateMachine
 from solvers.errors import GameError, LimitReached
 from solvers.extensive.model import CHANCE, PLAYER, TERMINAL, ExtensiveGame, NodeTable, build_game
 from solvers.recursion import deep_recursion

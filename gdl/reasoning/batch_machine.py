@@ -58,9 +58,10 @@ from types import ModuleType
 
 import numpy as np
 
+from gdl.budget import Budget
 from gdl.reasoning import kernels
 from gdl.reasoning.compile import CompiledMachine
-from gdl.reasoning.ground import Budget, Value, sccs
+from gdl.reasoning.ground import Value, sccs
 from gdl.reasoning.move_projection import ground_move_rules
 from solvers.errors import GameRuntimeError
 
@@ -456,7 +457,7 @@ class BatchMachine:
         counts = held.sum(axis=1)
         bad = np.flatnonzero(counts != 1)
         if len(bad):
-            state = self.machine._describe(states[bad[0]])
+            state = self.machine.describe(states[bad[0]])
             raise GameRuntimeError(f"role {self.roles[role]} has {counts[bad[0]]} goal values "
                                    f"in state {state}")
         values = self.goal_value[columns]

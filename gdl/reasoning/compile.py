@@ -34,11 +34,11 @@ from collections import ChainMap
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from gdl.reasoning.ground import Budget, GroundRule, Value, from_value, ground_game, sccs, to_value
-from gdl.reasoning.machine import NATURE, NATURE_GOAL, StateMachine
+from gdl.budget import Budget
+from gdl.reasoning.ground import GroundRule, Value, from_value, ground_game, sccs, to_value
 from gdl.reasoning.parser import parse_term
-from gdl.reasoning.terminal_delta import DeltaTerminal, flat_terms
-from gdl.reasoning.terminal_delta import bits_of as _bits_of
+from gdl.reasoning.state_machine import NATURE, NATURE_GOAL, StateMachine
+from gdl.reasoning.terminal_delta import DeltaTerminal, bits_of, flat_terms
 from gdl.reasoning.terms import Fn, Rule, Spelling, term_to_kif
 from solvers.errors import GameError, GameRuntimeError, LimitReached
 
@@ -254,7 +254,7 @@ class _Emitter:
         while pure:
             counts: dict[int, int] = {}
             for p, _, _ in pure:
-                for b in _bits_of(p):
+                for b in bits_of(p):
                     counts[b] = counts.get(b, 0) + 1
             guard = max(counts, key=lambda b: (counts[b], -b)) if counts else None
             if guard is None or counts[guard] < 4:
@@ -525,7 +525,7 @@ class CompiledMachine(StateMachine):
     def _joint_function(self, key: int) -> Callable[[int], int]:
         """``next`` for one joint move (given as the OR of its move bits): the
         move-free rules plus the moves' own rules, built once and cached."""
-        bits = _bits_of(key)
+        bits = bits_of(key)
         if self._game.moves_act_alone:
             parts = []
             for b in bits:
@@ -543,7 +543,7 @@ class CompiledMachine(StateMachine):
 
     def _sees_function(self, key: int) -> _JointSees:
         """The ``sees`` of one joint move, built once and cached."""
-        ground = self._game.ground_sees([self._move_atoms[b] for b in _bits_of(key)])
+        ground = self._game.ground_sees([self._move_atoms[b] for b in bits_of(key)])
         rules = ChainMap(self._rule_map(ground), self._state_rules)
         atoms = sorted({g.head for g in ground if g.head[0] == "sees"
                         and g.head[1] in self._role_index}, key=kif)
@@ -606,7 +606,7 @@ class CompiledMachine(StateMachine):
         moves = self._legal_all(state)[role]
         if not moves and not self._terminal_fn(state):
             raise GameRuntimeError(f"role {self.roles[role]} has no legal move in the "
-                                   f"non-terminal state {self._describe(state)}")
+                                   f"non-terminal state {self.describe(state)}")
         return moves
 
     def legal_joint_moves(self, state: int) -> tuple[tuple[int, ...], ...]:
@@ -653,7 +653,7 @@ class CompiledMachine(StateMachine):
         found = sees.memo.get(mask)
         if found is None:
             seen: list[list[str]] = [[] for _ in self.roles]
-            for b in _bits_of(mask):
+            for b in bits_of(mask):
                 role, percept = sees.atoms[b]
                 seen[role].append(percept)
             found = tuple(tuple(sorted(p)) for p in seen)
@@ -672,7 +672,7 @@ class CompiledMachine(StateMachine):
 
     def _decode_goals(self, mask: int, state: int) -> tuple[int, ...]:
         values: list[list[Value]] = [[] for _ in self.roles]
-        for b in _bits_of(mask):
+        for b in bits_of(mask):
             atom = self._goal_atoms[b]
             values[self._role_index[atom[1]]].append(atom[2])
         out = []
@@ -683,7 +683,7 @@ class CompiledMachine(StateMachine):
             if len(found) != 1:
                 shown = ", ".join(sorted(map(kif, found))) or "none"
                 raise GameRuntimeError(f"role {role} has {len(found)} goal values ({shown}) "
-                                       f"in state {self._describe(state)}")
+                                       f"in state {self.describe(state)}")
             value = found[0]
             if not (isinstance(value, str) and value.isascii() and value.isdigit()
                     and len(value) <= 9):
@@ -706,7 +706,7 @@ class CompiledMachine(StateMachine):
         return 1 << bit
 
     def state_to_kif(self, state: int) -> list[str]:
-        return [self._fact_kif[b] for b in _bits_of(state)]
+        return [self._fact_kif[b] for b in bits_of(state)]
 
     def state_from_kif(self, facts: list[str]) -> int:
         state = 0
@@ -718,9 +718,6 @@ class CompiledMachine(StateMachine):
             state |= 1 << bit
         return state
 
-    def _describe(self, state: int) -> str:
-        facts = self.state_to_kif(state)
-        return "{" + " ".join(facts[:12]) + (" ..." if len(facts) > 12 else "") + "}"
 
 
 class _NoTable:

@@ -33,17 +33,18 @@ Helmert's Fast Downward translator:
    by their ``does`` atom (:meth:`GroundGame.ground_each_move`); otherwise per
    joint move on demand, with ``does`` bound to it (:meth:`GroundGame.ground_moves`).
 
-Every enumeration counts its steps against a budget and raises
-:class:`~solvers.errors.LimitReached` when the game does not fit.
+Every enumeration counts its steps against a :class:`gdl.budget.Budget` (its
+grounding limits) and raises :class:`~solvers.errors.LimitReached` when the game does
+not fit.
 """
 
 from __future__ import annotations
 
 import itertools
-import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from gdl.budget import Budget
 from gdl.reasoning.prover import strongly_connected
 from gdl.reasoning.terms import Const, Distinct, Fn, Literal, Not, Or, Rule, Term, Var
 from solvers.errors import LimitReached
@@ -81,39 +82,6 @@ class GroundRule:
     head: Value
     pos: tuple[Value, ...]
     neg: tuple[Value, ...]
-
-
-@dataclass
-class Budget:
-    """Limits of grounding: join steps and wall-clock seconds.
-
-    300,000 join steps take about 1.5 s. Games that need more (checkers 554,000,
-    endgame 567,000, brawl 2.8 million) took 5 to 11 s to compile and then played
-    no faster than the general engine (checkers 2,100 vs 3,400 random-playout
-    steps/s, endgame 670 vs 9,600), and declining a game at 1,000,000 steps cost
-    7 s (chess).
-    """
-
-    max_steps: int = 300_000   # the deciding limit: deterministic, whatever the load
-    max_seconds: float = 60.0    # a safety net only
-    steps: int = 0
-    calls: int = 0
-    started: float = field(default_factory=time.monotonic)
-
-    def spend(self, n: int = 1) -> None:
-        self.steps += n
-        if self.steps > self.max_steps:
-            raise LimitReached(f"grounding exceeds {self.max_steps} join steps")
-        self.calls += 1
-        if self.calls & 0xFFF == 0:
-            self.check_time()
-
-    def check_time(self) -> None:
-        """The wall-clock limit; also checked before each join, since planning joins
-        is work no step counts (duplicateStateLarge: 20,000 joins, 36 s of planning
-        within 9,000 steps)."""
-        if time.monotonic() - self.started > self.max_seconds:
-            raise LimitReached(f"grounding exceeds {self.max_seconds:g} s")
 
 
 # ----------------------------------------------------------------------------- terms
@@ -409,7 +377,7 @@ class Join:
         """Call ``emit(binding, facts matched by each positive literal)`` for each
         solution; with ``cut_when_head_known``, a
         branch stops once its ground head is in that table (existence cut)."""
-        self.budget.check_time()
+        self.budget.check_grounding_clock()
         plan = self._plan(first)
         tests = self._tests_after([i for i, _, _ in plan])
         rule = self.rule
@@ -453,7 +421,7 @@ class Join:
                 candidates = index.get(tuple([substitute(t, b) for t in templates]), ())
             found = False
             trail: list[str] = []
-            budget.spend(len(candidates))
+            budget.spend_steps(len(candidates))
             checked = tests[depth + 1]
             for fact in candidates:
                 chosen[i] = fact
@@ -622,6 +590,11 @@ class GroundGame:
 
             Join(r, tables, exact, budget or self.budget).run(emit)
         return list(out)
+
+    def move_rules(self) -> list[IRule]:
+        """The rules instantiated per joint move (see :meth:`_is_move_rule`)."""
+        return [r for k in self.dynamic for r in self.rules_by_head.get(k, ())
+                if self._is_move_rule(r)]
 
     def _is_move_rule(self, r: IRule) -> bool:
         """Instantiated per joint move: rules of move-dependent helpers, and the

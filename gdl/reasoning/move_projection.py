@@ -28,8 +28,8 @@ The names of the new relations contain a space, which no KIF symbol can.
 
 from __future__ import annotations
 
+from gdl.budget import Budget
 from gdl.reasoning.ground import (
-    Budget,
     GroundGame,
     GroundRule,
     IRule,
@@ -90,7 +90,7 @@ def ground_move_rules(game: GroundGame, budget: Budget) -> list[GroundRule]:
     """The move network's ground rules: the move-dependent rules of ``game`` over its
     reachable domain, ``does`` literals kept as atoms, unused move arguments
     projected out (steps 1-3)."""
-    rules = [r for k in game.dynamic for r in game.rules_by_head.get(k, ()) if game._is_move_rule(r)]
+    rules = game.move_rules()
     projections, rewritten = project_moves(rules)
     ground = game.instantiate(projections, game.tables, exact=game.is_static,
                               folded=game.is_static, budget=budget)

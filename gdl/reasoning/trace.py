@@ -25,7 +25,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
-from gdl.reasoning.machine import Move, State, StateMachine
+from gdl.reasoning.state_machine import Move, State, StateMachine
 from solvers.errors import FormatError, GameRuntimeError
 
 

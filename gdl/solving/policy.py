@@ -25,7 +25,8 @@ import time
 from collections.abc import Hashable, Sequence
 from typing import Any
 
-from gdl.expansion.expand import Budget, expand
+from gdl.budget import Budget
+from gdl.expansion.expand import expand
 from gdl.gdl2.tree import expand_gdl2, infoset_name
 from gdl.playable import GdlGame
 from gdl.solving.solve import solve_expansion

@@ -39,13 +39,15 @@ from typing import Any
 
 import numpy as np
 
-from gdl.expansion.batch_expand import BatchedExpansion, _Grow
-from gdl.expansion.expand import Budget, players_of
+from gdl.budget import Budget
+from gdl.expansion.batch_expand import BatchedExpansion, GrowingArray
+from gdl.expansion.expand import players_of
 from gdl.expansion.row_table import hash_rows, unique_rows
 from gdl.reasoning.batch_machine import BatchMachine
 from gdl.reasoning.compile import CompiledMachine
 from gdl.reasoning.machine import load_machine, read_rules
 from solvers.errors import GameError, LimitReached
+from solvers.files import read_text
 from solvers.ray_cluster import connect, node_label, ray_module
 from solvers.simultaneous.dag_baseline import check_memory
 from solvers.simultaneous.dag_certificate import certificate
@@ -77,8 +79,8 @@ class ShardExpansion(BatchedExpansion):
         self.shard, self.shards = shard, shards
         self.low = 0
         self.outgoing: list[np.ndarray] = []
-        self.child_shard = _Grow(np.int32)
-        self.child_state = _Grow(np.int32)
+        self.child_shard = GrowingArray(np.int32)
+        self.child_state = GrowingArray(np.int32)
         self.sent: list[tuple[np.ndarray, np.ndarray]] = []  # per shard: positions, inverse
         root = machine.initial_state()[None, :]
         self.root_shard = int(owners(root, shards)[0])
@@ -428,8 +430,6 @@ def solve_on_ray(path: str, address: str, shards: int | None, *, budget: Budget 
                  selection: str = "first",
                  progress: Callable[[str], None] | None = None) -> RaySolveResult:
     """``ggp solve --ray``: connect, solve with ``shards`` actors (default: one per node)."""
-    from solvers.files import read_text
-
     kif = read_text(path)
     with connect(address) as cluster:
         count = shards or len(cluster.nodes())

@@ -35,8 +35,9 @@ from pathlib import Path
 
 import numpy as np
 
+from gdl.budget import Budget
 from gdl.expansion.batch_expand import DagExpansion, expand_dag
-from gdl.expansion.expand import Budget, Expansion, expand, players_of
+from gdl.expansion.expand import Expansion, expand, players_of
 from gdl.reasoning.machine import load_machine, read_rules
 from gdl.reasoning.terms import Fn, Rule, term_to_kif
 from gdl.solving.store import NPZ_ABOVE_STATES, node_line, save_solution

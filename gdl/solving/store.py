@@ -26,27 +26,19 @@ from __future__ import annotations
 
 import gzip
 import json
-import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
-from gdl.reasoning.machine import rules_hash
-from gdl.reasoning.parser import parse_kif
 from gdl.reasoning.terms import Rule
+from gdl.solving.store_header import FORMAT, VERSION, Strategies, hash_of
+from gdl.solving.store_npz import NpzSolution, read_header
 from solvers.errors import FormatError, GameError, Location
 
-if TYPE_CHECKING:
-    from gdl.solving.store_npz import NpzSolution
-
-FORMAT = "ggp-gdl-solution"
-VERSION = 1
 SUFFIXES = (".jsonl", ".jsonl.gz", ".json", ".json.gz", ".npz")
 #: ``ggp solve --save`` on the DAG path writes the compact format above this many states
 NPZ_ABOVE_STATES = 200_000
-
-Strategies = dict[str, dict[str, float]]
 
 
 @dataclass
@@ -131,16 +123,12 @@ def find_solution(directory: str | Path, rules: Sequence[Rule] | str
                if header.get("rules_hash") == wanted]
     if not matches:
         return None
-    from gdl.solving.store_npz import NpzSolution
-
     solutions = [NpzSolution(path) if path.suffix == ".npz" else load_solution(path)
                  for path in matches]
     return max(solutions, key=lambda s: (s.solver == "baseline", len(s)))
 
 
 def _headers(directory: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
-    from gdl.solving.store_npz import read_header
-
     if not directory.is_dir():
         raise GameError(f"{directory}: not a directory of solutions")
     for path in sorted(directory.iterdir()):
@@ -192,18 +180,6 @@ def _entry(path: Path, number: int, text: str) -> tuple[frozenset[str], Strategi
 
 def _location(path: Path, line: int) -> Location:
     return Location(str(path), line)
-
-
-def hash_of(rules: Sequence[Rule] | str) -> str:
-    """The rules hash of parsed rules, of KIF text, or a hash given as such."""
-    if not isinstance(rules, str):
-        return rules_hash(rules)
-    if _HASH.fullmatch(rules):
-        return rules
-    return rules_hash(parse_kif(rules))
-
-
-_HASH = re.compile(r"[0-9a-f]{64}")
 
 
 def _open(path: Path, mode: str) -> IO[str]:

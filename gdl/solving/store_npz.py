@@ -42,7 +42,7 @@ import numpy as np
 from gdl.expansion.batch_expand import DagExpansion
 from gdl.reasoning.batch_machine import pack_ints
 from gdl.reasoning.terms import Rule
-from gdl.solving.store import FORMAT, VERSION, Strategies, hash_of
+from gdl.solving.store_header import FORMAT, VERSION, Strategies, hash_of
 from solvers.errors import FormatError, GameError, Location
 from solvers.simultaneous.dag_solution import DagSolution
 

@@ -44,7 +44,7 @@ def _ours(path: Path, solver: str, iterations: int) -> dict:
 
 
 def _openspiel(name: str, solver: str, iterations: int) -> dict | None:
-    try:
+    try:  # deferred: OpenSpiel, the optional peer
         import pyspiel
         from open_spiel.python.algorithms import exploitability
     except ImportError:

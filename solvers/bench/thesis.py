@@ -69,7 +69,7 @@ for path in sys.argv[1:]:
 
 
 def _have_pygambit() -> bool:
-    try:
+    try:  # deferred: pygambit, the optional peer (compiles for minutes to install)
         import pygambit  # noqa: F401
     except ImportError:
         return False

@@ -28,14 +28,14 @@ import numpy as np
 from scipy.optimize import linprog
 from scipy.sparse import coo_matrix
 
-from solvers.matrix.lp import _OPTIONS, maximin
+from solvers.matrix.lp import HIGHS_OPTIONS, maximin
 
 #: games per HiGHS call (simplex work grows faster than linearly with the block:
 #: measured here, 256 4x4 to 9x9 games per call beat 32 and 2,000), and matrix
 #: entries per call for larger games
 BLOCK_GAMES = 256
 BLOCK_ENTRIES = 20_000
-_BLOCK_OPTIONS = {**_OPTIONS, "presolve": False}
+_BLOCK_OPTIONS = {**HIGHS_OPTIONS, "presolve": False}
 
 
 def _solve_block(u: np.ndarray, rows: np.ndarray, cols: np.ndarray

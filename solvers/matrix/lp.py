@@ -21,7 +21,7 @@ from scipy.optimize import linprog
 
 from solvers.errors import GameError
 
-_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
+HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
 def maximin(payoff: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
@@ -38,7 +38,7 @@ def maximin(payoff: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
     equal = np.hstack([np.ones((1, m)), np.zeros((1, 1))])
     bounds = [(0.0, None)] * m + [(None, None)]
     result = linprog(cost, A_ub=upper, b_ub=np.zeros(n), A_eq=equal, b_eq=[1.0],
-                     bounds=bounds, method="highs", options=_OPTIONS)
+                     bounds=bounds, method="highs", options=HIGHS_OPTIONS)
     if result.status != 0:
         raise GameError(f"the maximin LP failed: {result.message}")
     alpha = np.clip(result.x[:m], 0.0, None)

@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from solvers.errors import GameError
+
 
 def _lp(payoff: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    # Imported here: scipy.optimize takes ~1 s to import, and most searches (and a
-    # freshly started agent worker) never need an LP.
-    from solvers.errors import GameError
+    # deferred: scipy.optimize takes ~1 s to import, and most searches (and a freshly
+    # started agent worker) never need an LP
     from solvers.matrix.lp import maximin
 
     try:
@@ -63,7 +64,7 @@ def solve_matrix_game(payoff: np.ndarray) -> tuple[np.ndarray, np.ndarray, float
 def safe_best_response(payoff: np.ndarray, value: float, column: int) -> np.ndarray | None:
     """A row strategy guaranteeing ``value`` against every column that maximises the
     payoff against ``column``; None if the LP fails (then play the equilibrium)."""
-    from scipy.optimize import linprog
+    from scipy.optimize import linprog  # deferred: scipy, as in _lp
 
     payoff = np.asarray(payoff, dtype=float)
     rows, cols = payoff.shape

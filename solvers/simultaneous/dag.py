@@ -115,7 +115,7 @@ def heights(dag: StateDag) -> np.ndarray:
 
 
 def _heights_compiled(dag: StateDag) -> np.ndarray:
-    from solvers.simultaneous.dag_kernels import heights_dfs
+    from solvers.simultaneous.dag_kernels import heights_dfs  # deferred: numba, on deep DAGs only
 
     height = np.zeros(dag.num_states, dtype=np.int32)
     if not heights_dfs(dag.entry_start, dag.entry_child, dag.terminal, height):
