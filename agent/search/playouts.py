@@ -44,6 +44,7 @@ MIN_BATCH = 32      # fewer playouts than this run one at a time (measured: a ba
 GIBBS_REFRESH = 32  # a cached Gibbs distribution is redrawn after this many learned playouts
 GIBBS_CACHE = 4096  # legal-move tuples whose Gibbs distribution is kept (then cleared)
 GIBBS_HITS = 0.8    # the share of hits in the first GIBBS_CACHE draws that keeps the cache
+KERNEL_PLAYOUTS = 1024  # compiled playouts a call, between deadline checks
 
 Played = set[tuple[int, Hashable]]
 Outcome = tuple[list[float], Played]
@@ -319,6 +320,11 @@ class BatchPlayouts:
         # few playouts at once run one at a time: a batch step costs the same for
         # 1 and for ~MIN_BATCH playouts
         self.single = ScalarPlayouts(machine, policy, self.mast, chance_roles, rng)
+        # whole playouts in compiled code (gdl.reasoning.playout_net), when the compiled
+        # kernels are in (gdl.reasoning.kernels decides); its network is built here,
+        # on the start clock, not at the first playout
+        self.net = _playout_net(self.batch)
+        self._seed = rng.randrange(1 << 62)
 
     @property
     def chunk(self) -> int:
@@ -327,6 +333,11 @@ class BatchPlayouts:
 
     def run(self, states: Sequence[int], deadline: float | None,
             live: bool = False) -> list[Outcome] | None:
+        if self.net is not None and not self.policy.decisive:
+            from gdl.reasoning import kernels
+
+            if kernels.compiled(len(states)) is not None:
+                return self._run_compiled(states, deadline)
         if len(states) < MIN_BATCH:
             return self.single.run(states, deadline, live)
         from gdl.reasoning.batch_machine import pack_ints
@@ -369,6 +380,38 @@ class BatchPlayouts:
             self.mast.learn_rows(played, rewards)
         return [(rewards[i].tolist(), self._pairs(played[i]) if policy.record else set())
                 for i in range(k)]
+
+    def _run_compiled(self, states: Sequence[int], deadline: float | None
+                      ) -> list[Outcome] | None:
+        """:meth:`run` by the compiled playouts (every size: one playout costs a
+        network step per move, as a batch of 64 does), :data:`KERNEL_PLAYOUTS` at a
+        time between deadline checks."""
+        from gdl.reasoning.batch_machine import pack_ints
+
+        policy, net = self.policy, self.net
+        packed = pack_ints(states, self.batch.n_words)
+        mode, values = 0, None
+        if policy.mast:
+            mode, values = (2 if policy.temperature > 0 else 1), self.mast.values()
+        recording = policy.mast or policy.record
+        parts = []
+        for low in range(0, len(states), KERNEL_PLAYOUTS):
+            if low and deadline is not None and time.monotonic() >= deadline:
+                return None
+            self._seed = (self._seed * 6364136223846793005 + 1442695040888963407) % (1 << 63)
+            parts.append(net.play(packed[low:low + KERNEL_PLAYOUTS], limit=policy.cutoff or MAX_STEPS,
+                                  seed=self._seed, chance=sorted(self.chance), mode=mode,
+                                  epsilon=policy.epsilon, temperature=policy.temperature,
+                                  values=values, record=recording))
+        rewards = np.concatenate([p.rewards for p in parts])
+        if policy.mast:
+            self.mast.learn_rows(np.concatenate([p.played for p in parts]), rewards)
+        if not policy.record:
+            empty: Played = set()
+            return [(reward, empty) for reward in rewards.tolist()]
+        played = np.concatenate([p.played for p in parts])
+        return [(reward, self._pairs(row)) for reward, row in zip(rewards.tolist(), played,
+                                                                   strict=True)]
 
     def _decisive(self, batch, live: np.ndarray, picks: list[np.ndarray]) -> None:
         """Decisive moves, batched (see :meth:`ScalarPlayouts._winning`): in the rows
@@ -449,6 +492,21 @@ class BatchPlayouts:
     def _pairs(self, row: np.ndarray) -> Played:
         owner = self.batch.move_role
         return {(int(owner[c]), 1 << int(c)) for c in np.flatnonzero(row)}
+
+
+def _playout_net(batch):  # -> gdl.reasoning.playout_net.PlayoutNet | None
+    """``batch``'s compiled playouts, unless the compiled kernels are switched off
+    (GGP_NUMBA=0, or no numba) or its network does not fit them."""
+    from gdl.reasoning import kernels
+
+    if not kernels.KERNELS.enabled:
+        return None
+    from gdl.reasoning.playout_net import playout_net_of
+
+    try:
+        return playout_net_of(batch)
+    except GameError:   # LimitReached: too many rows for the kernels' stream
+        return None
 
 
 def make_playouts(machine, policy: PlayoutPolicy, chance_roles: Sequence[int],
