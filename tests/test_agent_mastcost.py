@@ -31,8 +31,13 @@ def _metagame(text: str, role: str) -> tuple[GdlBrain, dict]:
     return brain, brain.metagame(time.monotonic() + 4.5)   # the suite's start clock
 
 
-def test_mast_is_dropped_where_its_draws_cost_over_a_fifth_and_it_knows_little() -> None:
-    # one move of 120 wins; the rest are alike: the values hardly spread
+def test_mast_is_dropped_where_its_draws_cost_over_a_fifth_and_it_knows_little(monkeypatch) -> None:
+    # one move of 120 wins; the rest are alike: the values hardly spread. Its Gibbs
+    # draws cost over a fifth on the numpy playouts (0.32x); the compiled playouts draw
+    # them for about 5% (gdl.reasoning.playout_kernels), where MAST stays: numpy here
+    import gdl.reasoning.kernels
+
+    monkeypatch.setattr(gdl.reasoning.kernels.KERNELS, "enabled", False)
     brain, info = _metagame(PICKS, "p")
     assert info["mast"].startswith("off: ")
     assert float(info["mast"].split()[1].rstrip("x")) < 0.8

@@ -43,6 +43,9 @@ from gdl.reasoning.batch_machine import FALSE_ROW, TRUE_ROW, BatchMachine, Netwo
 from solvers.errors import LimitReached
 
 Bodies = list[tuple[tuple[int, ...], tuple[int, ...]]]
+# an entry of a network's literal stream (uint64): bits 0-28 the row read, 29 negated,
+# 30 the last literal of its body, 31 the last body of its head, 32-63 the head's row
+ROW_BITS = 29
 
 
 @dataclass
@@ -68,23 +71,24 @@ class StepResult:
 
 def _rules_of(network: Network) -> dict[int, Bodies]:
     """The ground rules of a network, read back from its layers (atom ids)."""
-    atom_of = {row: atom for atom, row in network.row.items()}
+    atom_of = np.zeros(network.n_rows, dtype=np.int64)
+    for atom, row in network.row.items():
+        atom_of[row] = atom
     rules: dict[int, Bodies] = {}
     for layer in network.layers:
-        bounds = list(layer.body_start) + [len(layer.literal_rows)]
-        head_bounds = list(layer.head_start) + [len(layer.body_start)]
-        for h, head_row in enumerate(layer.head_rows):
+        atoms = atom_of[layer.literal_rows].tolist()
+        keep = (layer.literal_rows != TRUE_ROW).tolist()
+        negated = layer.negate.astype(bool).tolist()
+        bounds = [*layer.body_start.tolist(), len(atoms)]
+        head_bounds = [*layer.head_start.tolist(), len(bounds) - 1]
+        heads = atom_of[layer.head_rows].tolist()
+        for h, head in enumerate(heads):
             bodies: Bodies = []
             for b in range(head_bounds[h], head_bounds[h + 1]):
-                pos: list[int] = []
-                neg: list[int] = []
-                for k in range(bounds[b], bounds[b + 1]):
-                    row = int(layer.literal_rows[k])
-                    if row == TRUE_ROW:
-                        continue
-                    (neg if layer.negate[k] else pos).append(atom_of[row])
-                bodies.append((tuple(pos), tuple(neg)))
-            rules[atom_of[int(head_row)]] = bodies
+                part = range(bounds[b], bounds[b + 1])
+                bodies.append((tuple(atoms[k] for k in part if keep[k] and not negated[k]),
+                               tuple(atoms[k] for k in part if negated[k])))
+            rules[head] = bodies
     return rules
 
 
@@ -152,30 +156,29 @@ def _flat(network: Network, row_map: np.ndarray) -> tuple[np.ndarray, np.ndarray
     """Step 3: a network's layers as the kernels' literal stream (see
     :func:`gdl.reasoning.playout_kernels._evaluate`), rows through ``row_map``: the
     stream, each layer's first entry (and the end), each layer's recursion flag."""
-    from gdl.reasoning.playout_kernels import ROW_BITS
-
-    stream: list[int] = []
-    layer_start: list[int] = []
+    if network.n_rows and int(row_map.max(initial=0)) >= 1 << ROW_BITS:
+        raise LimitReached(f"the playout network has over {1 << ROW_BITS} rows")
+    parts: list[np.ndarray] = []
+    layer_start = [0]
     for layer in network.layers:
-        layer_start.append(len(stream))
-        bounds = list(layer.body_start) + [len(layer.literal_rows)]
-        head_bounds = list(layer.head_start) + [len(layer.body_start)]
-        for h, head_row in enumerate(layer.head_rows):
-            head = int(row_map[head_row]) << 32
-            for b in range(head_bounds[h], head_bounds[h + 1]):
-                part = range(bounds[b], bounds[b + 1])
-                literals = [(int(row_map[layer.literal_rows[k]]), bool(layer.negate[k]))
-                            for k in part]
-                literals = [x for x in literals if x != (TRUE_ROW, False)] or [(TRUE_ROW, False)]
-                for i, (row, negated) in enumerate(literals):
-                    if row >= 1 << ROW_BITS:
-                        raise LimitReached(f"the playout network has over {1 << ROW_BITS} rows")
-                    stream.append(head | row | negated << ROW_BITS
-                                  | (i == len(literals) - 1) << (ROW_BITS + 1)
-                                  | (i == len(literals) - 1 and b == head_bounds[h + 1] - 1)
-                                  << (ROW_BITS + 2))
-    layer_start.append(len(stream))
-    return (np.array(stream, dtype=np.uint64), np.array(layer_start, dtype=np.int64),
+        n, bodies = len(layer.literal_rows), len(layer.body_start)
+        body_of = np.repeat(np.arange(bodies), np.diff(np.append(layer.body_start, n)))
+        head_of = np.repeat(np.arange(len(layer.head_start)),
+                            np.diff(np.append(layer.head_start, bodies)))
+        body_end = np.zeros(n, dtype=bool)
+        body_end[np.append(layer.body_start[1:], n) - 1] = True
+        last_body = np.zeros(bodies, dtype=bool)
+        last_body[np.append(layer.head_start[1:], bodies) - 1] = True
+        head_end = body_end & last_body[body_of]
+        entry = (row_map[layer.head_rows[head_of[body_of]]].astype(np.uint64) << np.uint64(32)
+                 | row_map[layer.literal_rows].astype(np.uint64)
+                 | (layer.negate != 0).astype(np.uint64) << np.uint64(ROW_BITS)
+                 | body_end.astype(np.uint64) << np.uint64(ROW_BITS + 1)
+                 | head_end.astype(np.uint64) << np.uint64(ROW_BITS + 2))
+        parts.append(entry)
+        layer_start.append(layer_start[-1] + n)
+    stream = np.concatenate(parts) if parts else np.zeros(0, dtype=np.uint64)
+    return (stream.astype(np.uint64), np.array(layer_start, dtype=np.int64),
             np.array([x.recursive for x in network.layers], dtype=np.bool_))
 
 
