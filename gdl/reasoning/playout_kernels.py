@@ -156,14 +156,11 @@ def _evaluate(rows: np.ndarray, stream: np.ndarray, layer_start: np.ndarray,
 def _load(rows: np.ndarray, fact_row: np.ndarray, packed: np.ndarray, state: int,
           lane: int) -> None:
     """Lane ``lane``'s facts from the packed state ``packed[state]``."""
-    bit = _ONE << np.uint64(lane)
-    clear = ~bit
-    for f in range(len(fact_row)):
+    shift = np.uint64(lane)
+    clear = ~(_ONE << shift)
+    for f in range(len(fact_row)):   # (no branch: the facts' bits are random)
         r = fact_row[f]
-        if (packed[state, f >> 6] >> np.uint64(f & 63)) & _ONE:
-            rows[r] |= bit
-        else:
-            rows[r] &= clear
+        rows[r] = (rows[r] & clear) | (((packed[state, f >> 6] >> np.uint64(f & 63)) & _ONE) << shift)
 
 
 @_jit
@@ -339,7 +336,7 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
     lane_bits = np.zeros((most, LANES), dtype=np.uint64)
     chosen = np.zeros((LANES, n_roles), dtype=np.int64)
     playout = np.full(LANES, -1, dtype=np.int64)
-    lane_steps = np.zeros(LANES, dtype=np.int64)
+    began = np.zeros(LANES, dtype=np.int64)   # a lane's playout began at this word-step
     goal_count = np.zeros((LANES, n_roles), dtype=np.int64)
     goal_sum = np.zeros((LANES, n_roles), dtype=np.float64)
     weight = np.zeros(len(values), dtype=np.float64)
@@ -366,12 +363,13 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
         _evaluate(rows, state_stream, state_layers, state_recursive)
         terminal = rows[terminal_row] & active
         cut = _ZERO
-        bits = active & ~terminal
-        while bits:
-            lane = int(_ctz(bits))
-            bits &= bits - _ONE
-            if lane_steps[lane] >= limit:
-                cut |= _ONE << np.uint64(lane)
+        if work > limit:   # (before, no lane can have played limit steps)
+            bits = active & ~terminal
+            while bits:
+                lane = int(_ctz(bits))
+                bits &= bits - _ONE
+                if work - 1 - began[lane] >= limit:
+                    cut |= _ONE << np.uint64(lane)
         ending = terminal | cut
         if ending:
             bits = ending
@@ -397,7 +395,7 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
                 ill = NEUTRAL if (cut >> np.uint64(lane)) & _ONE else 0.0
                 for r in range(n_roles):
                     rewards[k, r] = goal_sum[lane, r] if goal_count[lane, r] == 1 else ill
-                steps[k] = lane_steps[lane]
+                steps[k] = work - 1 - began[lane]
         moving = active & ~ending
         for i in range(len(does_rows)):
             rows[does_rows[i]] = 0
@@ -469,7 +467,7 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
                 k = playout[lane]
                 for r in range(n_roles):
                     rewards[k, r] = 0.0
-                steps[k] = lane_steps[lane]
+                steps[k] = work - 1 - began[lane]
             moving &= ~stuck
         if record:
             bits = moving
@@ -477,18 +475,13 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
                 lane = int(_ctz(bits))
                 bits &= bits - _ONE
                 k = playout[lane]
-                t = lane_steps[lane]
+                t = work - 1 - began[lane]
                 for r in range(n_roles):
                     m = chosen[lane, r]
                     if played.shape[0] > 0:
                         played[k, m] = True
                     if t < traced:
                         trace[k, t, r] = m
-        bits = moving
-        while bits:
-            lane = int(_ctz(bits))
-            bits &= bits - _ONE
-            lane_steps[lane] += 1
         if moving:
             _advance(rows, move_stream, move_layers, move_recursive, fact_row, next_free,
                      next_move)
@@ -499,7 +492,7 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
             freed &= freed - _ONE
             _load(rows, fact_row, packed, waiting, lane)
             playout[lane] = waiting
-            lane_steps[lane] = 0
+            began[lane] = work
             active |= _ONE << np.uint64(lane)
             waiting += 1
     return work
