@@ -286,3 +286,15 @@ def test_batch_playouts_run_on_the_kernels_at_every_size(compiled_kernels, monke
     monkeypatch.setattr(compiled_kernels.KERNELS, "enabled", False)
     other, _ = game("connectFour")
     assert make_playouts(other, policy, (), random.Random(1), batched=True).net is None
+
+
+def test_the_agents_compiled_playouts_follow_its_seed(compiled_kernels) -> None:
+    machine, _ = game("connectFour")
+    policy = PlayoutPolicy(mast=True, epsilon=0.4, record=True)
+    start = [machine.initial_state()] * 100
+
+    def outcomes(seed: int) -> list:
+        playouts = make_playouts(machine, policy, (), random.Random(seed), batched=True)
+        return [playouts.run(start, None) for _ in range(3)]   # (MAST learns in between)
+
+    assert outcomes(1) == outcomes(1) != outcomes(2)

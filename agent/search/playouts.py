@@ -329,7 +329,6 @@ class BatchPlayouts:
         # kernels are in (gdl.reasoning.kernels decides); its network is built here,
         # on the start clock, not at the first playout
         self.net = _playout_net(self.batch)
-        self._seed = rng.randrange(1 << 62)
 
     @property
     def chunk(self) -> int:
@@ -403,9 +402,9 @@ class BatchPlayouts:
         for low in range(0, len(states), KERNEL_PLAYOUTS):
             if low and deadline is not None and time.monotonic() >= deadline:
                 return None
-            self._seed = (self._seed * 6364136223846793005 + 1442695040888963407) % (1 << 63)
             parts.append(net.play(packed[low:low + KERNEL_PLAYOUTS], limit=policy.cutoff or MAX_STEPS,
-                                  seed=self._seed, chance=sorted(self.chance), mode=mode,
+                                  seed=int(self.np_rng.integers(1 << 62)),
+                                  chance=sorted(self.chance), mode=mode,
                                   epsilon=policy.epsilon, temperature=policy.temperature,
                                   values=values, record=recording))
         rewards = np.concatenate([p.rewards for p in parts])
