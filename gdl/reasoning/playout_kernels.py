@@ -6,23 +6,25 @@ end with no Python per step, :func:`step` answers the state machine's queries fo
 given (state, joint move) transitions (the tests compare it with the per-state
 engine).
 
-Layout: the network is bit-sliced over *lanes*, 64 to a ``uint64`` word; one word
-of every row (``rows[n_rows]``) holds the 64 lanes' values of that atom, so a
-literal of a rule costs one load and one AND for 64 playouts. A playout call works
-through its states with one word of 64 lanes: a lane that finishes (terminal, at
-the step limit, or with a role out of moves) takes the next waiting state at the
-end of the step, so lanes are idle only in the last playouts' tail.
+Layout: the network is bit-sliced over *lanes*, 64 to a ``uint64`` word; a row
+(``rows[atom, :words]``) holds an atom's value in every lane, so a literal of a
+rule costs one load and one AND per 64 playouts, and the decoding of the literal
+is shared by the ``words`` words. A playout call runs its states in ``64 words``
+lanes: a lane that finishes (terminal, at the step limit, or with a role out of
+moves) takes the next waiting state at the end of the step; once none waits, the
+lanes of the highest word move into free lanes below it as soon as they fit, so
+the words evaluated shrink with the playouts still running.
 
-A step of a word: the state network's layers (terminal, legal, goal, the
-move-free ``next`` facts and what the move network reads), goals of the lanes that
-end, a move per lane and role (listed from the role's legal rows, then drawn:
-uniform; MAST epsilon-greedy on the caller's move values, ties at random; or Gibbs
-sampling on them; chance roles always uniform), the chosen moves' ``does`` rows,
-the move network's layers, and the next state's fact rows (move-free OR
-move-dependent ``next`` rows).
+A step: the step network's layers (terminal, legal, the move-free ``next`` facts
+and what the move network reads), where a lane ends the goal network's (the rest
+of the goals' cone) and the goals of those lanes, a move per
+lane and role (drawn from the role's legal rows: uniform; MAST epsilon-greedy on
+the caller's move values, ties at random; or Gibbs sampling on them; chance roles
+always uniform), the chosen moves' ``does`` rows, the move network's layers, and
+the next state's fact rows (move-free OR move-dependent ``next`` rows).
 
-Random numbers: splitmix64 from the caller's seed (the same seed, the same
-playouts); ``rand_below(n)`` takes the high 32 bits times ``n``.
+Random numbers: splitmix64 from the caller's seed (the same seed and words, the
+same playouts); ``rand_below(n)`` takes the high 32 bits times ``n``.
 """
 
 from __future__ import annotations
@@ -104,73 +106,195 @@ _HEAD_SHIFT = np.uint64(32)
 
 
 @_jit
-def _evaluate(rows: np.ndarray, stream: np.ndarray, layer_start: np.ndarray,
-              recursive: np.ndarray) -> None:
-    """One word of every derived row of a network, layer by layer: layer ``l`` is the
-    stream ``layer_start[l]:layer_start[l + 1]``, a head's bodies one after the
-    other, a body's literals one after the other (the entry's flags close them):
-    each literal ANDs into the body (``x``), the end of a body ORs it into the head
-    (``acc``), the end of a head stores it. (Measured against a branch-free form
-    and the nested loops of per-body bounds: 1.3-1.8 ns an entry against 1.8-2.4
-    and 4-6.) A recursive layer starts all-false and is iterated until it stops
-    changing (its least fixpoint)."""
+def _evaluate(rows: np.ndarray, words: int, stream: np.ndarray, layer_start: np.ndarray,
+              recursive: np.ndarray, x: np.ndarray, acc: np.ndarray) -> None:
+    """Words ``:words`` of every derived row of a network, layer by layer: layer ``l``
+    is the stream ``layer_start[l]:layer_start[l + 1]``, a head's bodies one after
+    the other, a body's literals one after the other (the entry's flags close them):
+    each literal ANDs into the body, the end of a body ORs it into the head, the end
+    of a head stores it. Up to 7 words, in passes of 4, 2 and 1 words whose bodies
+    and heads stay in registers; 8 and more in one pass over arrays (``x``,
+    ``acc``), which the compiler vectorises. (Measured, ns an entry and word:
+    1 word 1.8-2.7; 2 words 1.0, 4 words 0.6 in registers, 2.7 and 2.3 in arrays;
+    8 words 0.6. One word against a branch-free form and nested loops of per-body
+    bounds: 1.3-1.8 against 1.8-2.4 and 4-6.) A recursive layer starts all-false
+    and is iterated until it stops changing (its least fixpoint)."""
     for layer in range(len(layer_start) - 1):
         k0, k1 = layer_start[layer], layer_start[layer + 1]
-        if not recursive[layer]:
+        if recursive[layer]:
+            _fixpoint(rows, words, stream, k0, k1, x, acc)
+        elif words >= 8:
+            _layer_words(rows, words, stream, k0, k1, x, acc)
+        else:
+            w = 0
+            while words - w >= 4:
+                _layer_4(rows, w, stream, k0, k1)
+                w += 4
+            if words - w >= 2:
+                _layer_2(rows, w, stream, k0, k1)
+                w += 2
+            if words - w == 1:
+                _layer_1(rows, w, stream, k0, k1)
+
+
+@_jit
+def _layer_1(rows: np.ndarray, w: int, stream: np.ndarray, k0: int, k1: int) -> None:
+    """A layer (stream ``k0:k1``) on word ``w``."""
+    x = _ALL
+    acc = _ZERO
+    for k in range(k0, k1):
+        e = stream[k]
+        x &= rows[e & _ROW_MASK, w] ^ (_ZERO - ((e >> np.uint64(ROW_BITS)) & _ONE))
+        if e & _BODY_END:
+            acc |= x
             x = _ALL
-            acc = _ZERO
-            for k in range(k0, k1):
-                e = stream[k]
-                x &= rows[e & _ROW_MASK] ^ (_ZERO - ((e >> np.uint64(ROW_BITS)) & _ONE))
-                if e & _BODY_END:
-                    acc |= x
-                    x = _ALL
-                    if e & _HEAD_END:
-                        rows[e >> _HEAD_SHIFT] = acc
-                        acc = _ZERO
-            continue
+            if e & _HEAD_END:
+                rows[e >> _HEAD_SHIFT, w] = acc
+                acc = _ZERO
+
+
+@_jit
+def _layer_2(rows: np.ndarray, w: int, stream: np.ndarray, k0: int, k1: int) -> None:
+    """A layer on words ``w, w + 1``."""
+    x0 = x1 = _ALL
+    a0 = a1 = _ZERO
+    for k in range(k0, k1):
+        e = stream[k]
+        row = e & _ROW_MASK
+        flip = _ZERO - ((e >> np.uint64(ROW_BITS)) & _ONE)
+        x0 &= rows[row, w] ^ flip
+        x1 &= rows[row, w + 1] ^ flip
+        if e & _BODY_END:
+            a0 |= x0
+            a1 |= x1
+            x0 = x1 = _ALL
+            if e & _HEAD_END:
+                target = e >> _HEAD_SHIFT
+                rows[target, w] = a0
+                rows[target, w + 1] = a1
+                a0 = a1 = _ZERO
+
+
+@_jit
+def _layer_4(rows: np.ndarray, w: int, stream: np.ndarray, k0: int, k1: int) -> None:
+    """A layer on words ``w`` to ``w + 3``."""
+    x0 = x1 = x2 = x3 = _ALL
+    a0 = a1 = a2 = a3 = _ZERO
+    for k in range(k0, k1):
+        e = stream[k]
+        row = e & _ROW_MASK
+        flip = _ZERO - ((e >> np.uint64(ROW_BITS)) & _ONE)
+        x0 &= rows[row, w] ^ flip
+        x1 &= rows[row, w + 1] ^ flip
+        x2 &= rows[row, w + 2] ^ flip
+        x3 &= rows[row, w + 3] ^ flip
+        if e & _BODY_END:
+            a0 |= x0
+            a1 |= x1
+            a2 |= x2
+            a3 |= x3
+            x0 = x1 = x2 = x3 = _ALL
+            if e & _HEAD_END:
+                target = e >> _HEAD_SHIFT
+                rows[target, w] = a0
+                rows[target, w + 1] = a1
+                rows[target, w + 2] = a2
+                rows[target, w + 3] = a3
+                a0 = a1 = a2 = a3 = _ZERO
+
+
+@_jit
+def _layer_words(rows: np.ndarray, words: int, stream: np.ndarray, k0: int, k1: int,
+                 x: np.ndarray, acc: np.ndarray) -> None:
+    """A layer on words ``:words``, the bodies and heads in arrays."""
+    for w in range(words):
+        x[w] = _ALL
+        acc[w] = _ZERO
+    for k in range(k0, k1):
+        e = stream[k]
+        row = e & _ROW_MASK
+        flip = _ZERO - ((e >> np.uint64(ROW_BITS)) & _ONE)
+        for w in range(words):
+            x[w] &= rows[row, w] ^ flip
+        if e & _BODY_END:
+            for w in range(words):
+                acc[w] |= x[w]
+                x[w] = _ALL
+            if e & _HEAD_END:
+                target = e >> _HEAD_SHIFT
+                for w in range(words):
+                    rows[target, w] = acc[w]
+                    acc[w] = _ZERO
+
+
+@_jit
+def _fixpoint(rows: np.ndarray, words: int, stream: np.ndarray, k0: int, k1: int,
+              x: np.ndarray, acc: np.ndarray) -> None:
+    """A recursive layer (stream ``k0:k1``) from all-false to its least fixpoint."""
+    for k in range(k0, k1):
+        if stream[k] & _HEAD_END:
+            for w in range(words):
+                rows[stream[k] >> _HEAD_SHIFT, w] = 0
+    for _ in range(k1 - k0 + 1):
+        changed = False
+        for w in range(words):
+            x[w] = _ALL
+            acc[w] = _ZERO
         for k in range(k0, k1):
-            if stream[k] & _HEAD_END:
-                rows[stream[k] >> _HEAD_SHIFT] = 0
-        for _ in range(k1 - k0 + 1):
-            changed = False
-            x = _ALL
-            acc = _ZERO
-            for k in range(k0, k1):
-                e = stream[k]
-                x &= rows[e & _ROW_MASK] ^ (_ZERO - ((e >> np.uint64(ROW_BITS)) & _ONE))
-                if e & _BODY_END:
-                    acc |= x
-                    x = _ALL
-                    if e & _HEAD_END:
-                        target = e >> _HEAD_SHIFT
-                        if rows[target] != acc:
+            e = stream[k]
+            row = e & _ROW_MASK
+            flip = _ZERO - ((e >> np.uint64(ROW_BITS)) & _ONE)
+            for w in range(words):
+                x[w] &= rows[row, w] ^ flip
+            if e & _BODY_END:
+                for w in range(words):
+                    acc[w] |= x[w]
+                    x[w] = _ALL
+                if e & _HEAD_END:
+                    target = e >> _HEAD_SHIFT
+                    for w in range(words):
+                        if rows[target, w] != acc[w]:
                             changed = True
-                            rows[target] = acc
-                        acc = _ZERO
-            if not changed:
-                break
+                            rows[target, w] = acc[w]
+                        acc[w] = _ZERO
+        if not changed:
+            return
 
 
 @_jit
 def _load(rows: np.ndarray, fact_row: np.ndarray, packed: np.ndarray, state: int,
-          lane: int) -> None:
-    """Lane ``lane``'s facts from the packed state ``packed[state]``."""
-    shift = np.uint64(lane)
+          word: int, bit: int) -> None:
+    """A lane's facts (lane ``bit`` of word ``word``) from the packed state ``packed[state]``."""
+    shift = np.uint64(bit)
     clear = ~(_ONE << shift)
     for f in range(len(fact_row)):   # (no branch: the facts' bits are random)
         r = fact_row[f]
-        rows[r] = (rows[r] & clear) | (((packed[state, f >> 6] >> np.uint64(f & 63)) & _ONE) << shift)
+        rows[r, word] = ((rows[r, word] & clear)
+                         | (((packed[state, f >> 6] >> np.uint64(f & 63)) & _ONE) << shift))
 
 
 @_jit
-def _advance(rows: np.ndarray, move_stream: np.ndarray, move_layers: np.ndarray,
-             move_recursive: np.ndarray, fact_row: np.ndarray, next_free: np.ndarray,
-             next_move: np.ndarray) -> None:
-    """The move network (its ``does`` rows set) and the next state into the fact rows."""
-    _evaluate(rows, move_stream, move_layers, move_recursive)
+def _move_lane(rows: np.ndarray, fact_row: np.ndarray, word: int, bit: int, to_word: int,
+               to_bit: int) -> None:
+    """A lane's facts copied into another lane."""
+    shift, to_shift = np.uint64(bit), np.uint64(to_bit)
+    clear = ~(_ONE << to_shift)
     for f in range(len(fact_row)):
-        rows[fact_row[f]] = rows[next_free[f]] | rows[next_move[f]]
+        r = fact_row[f]
+        rows[r, to_word] = (rows[r, to_word] & clear) | (((rows[r, word] >> shift) & _ONE)
+                                                         << to_shift)
+
+
+@_jit
+def _advance(rows: np.ndarray, words: int, move_stream: np.ndarray, move_layers: np.ndarray,
+             move_recursive: np.ndarray, fact_row: np.ndarray, next_free: np.ndarray,
+             next_move: np.ndarray, x: np.ndarray, acc: np.ndarray) -> None:
+    """The move network (its ``does`` rows set) and the next state into the fact rows."""
+    _evaluate(rows, words, move_stream, move_layers, move_recursive, x, acc)
+    for f in range(len(fact_row)):
+        a, b, target = next_free[f], next_move[f], fact_row[f]
+        for w in range(words):
+            rows[target, w] = rows[a, w] | rows[b, w]
 
 
 @_jit
@@ -297,36 +421,42 @@ def _choose_valued(rng: np.ndarray, lane_bits: np.ndarray, lane: int, blocks: in
 
 @_jit
 def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
-         state_recursive: np.ndarray, move_stream: np.ndarray, move_layers: np.ndarray,
+         state_recursive: np.ndarray, goal_stream: np.ndarray, goal_layers: np.ndarray,
+         goal_recursive: np.ndarray, move_stream: np.ndarray, move_layers: np.ndarray,
          move_recursive: np.ndarray, fact_row: np.ndarray, next_free: np.ndarray,
          next_move: np.ndarray, terminal_row: int, legal_row: np.ndarray,
          does_row: np.ndarray, does_rows: np.ndarray, role_start: np.ndarray,
          role_moves: np.ndarray, chance: np.ndarray, goal_row: np.ndarray,
          goal_role: np.ndarray, goal_scaled: np.ndarray,
-         packed: np.ndarray, limit: int, mode: int, epsilon: float, temperature: float,
-         values: np.ndarray, seed: int,
+         packed: np.ndarray, words: int, limit: int, mode: int, epsilon: float,
+         temperature: float, values: np.ndarray, seed: int,
          rewards: np.ndarray, played: np.ndarray, steps: np.ndarray,
          trace: np.ndarray) -> int:
     """Playouts from each packed state ``packed[k]`` (``[K, n_words]``) to a terminal
-    state or ``limit`` steps, into ``rewards[k]`` (goals / 100; a role without
-    exactly one goal: 0 at a terminal state, NEUTRAL at a cut-off one; every role 0
-    when a role has no legal move in a non-terminal state), ``steps[k]`` (joint
-    moves played), ``played[k, m]`` (move ``m`` was played; when ``played`` has
-    rows) and ``trace[k, t, r]`` (role r's move at step t, for the first
-    ``trace.shape[1]`` steps). ``mode``: 0 uniform, 1 MAST epsilon-greedy, 2 Gibbs
-    over ``values`` (per move) at ``temperature``; chance roles (``chance[r]``)
+    state or ``limit`` steps, in ``64 words`` lanes, into ``rewards[k]`` (goals / 100;
+    a role without exactly one goal: 0 at a terminal state, NEUTRAL at a cut-off one;
+    every role 0 when a role has no legal move in a non-terminal state),
+    ``steps[k]`` (joint moves played), ``played[k, m]`` (move ``m`` was played; when
+    ``played`` has rows) and ``trace[k, t, r]`` (role r's move at step t, for the
+    first ``trace.shape[1]`` steps). ``mode``: 0 uniform, 1 MAST epsilon-greedy, 2
+    Gibbs over ``values`` (per move) at ``temperature``; chance roles (``chance[r]``)
     always uniform.
 
-    A role's legal moves reach the lanes through 64 x 64 bit transposes of its
-    legal rows (a block of 64 moves at a time), except where one move is the only
-    legal one in every moving lane (the waiting role of a turn-based game), which
-    is played at once. Returns the word-steps evaluated (the work)."""
+    A role's legal moves reach the lanes of a word through 64 x 64 bit transposes of
+    its legal rows (a block of 64 moves at a time), except where one move is the
+    only legal one in every moving lane of the word (the waiting role of a
+    turn-based game), which is played at once. Returns the word-steps evaluated
+    (the work)."""
     n_states = packed.shape[0]
     n_roles = len(role_start) - 1
+    words = max(1, min(words, (n_states + LANES - 1) // LANES))
+    lanes = LANES * words
     rng = np.empty(1, dtype=np.uint64)
     rng[0] = np.uint64(seed)
-    rows = np.zeros(n_rows, dtype=np.uint64)
-    rows[1] = _ALL
+    rows = np.zeros((n_rows, words), dtype=np.uint64)
+    rows[1, :] = _ALL
+    x = np.empty(words, dtype=np.uint64)
+    acc = np.empty(words, dtype=np.uint64)
     most = 1
     for r in range(n_roles):
         most = max(most, (role_start[r + 1] - role_start[r] + 63) // 64)
@@ -334,11 +464,11 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
     for j in range(len(role_moves)):
         role_legal[j] = legal_row[role_moves[j]]
     lane_bits = np.zeros((most, LANES), dtype=np.uint64)
-    chosen = np.zeros((LANES, n_roles), dtype=np.int64)
-    playout = np.full(LANES, -1, dtype=np.int64)
-    began = np.zeros(LANES, dtype=np.int64)   # a lane's playout began at this word-step
-    goal_count = np.zeros((LANES, n_roles), dtype=np.int64)
-    goal_sum = np.zeros((LANES, n_roles), dtype=np.float64)
+    chosen = np.zeros((lanes, n_roles), dtype=np.int64)
+    playout = np.full(lanes, -1, dtype=np.int64)
+    began = np.zeros(lanes, dtype=np.int64)   # a lane's playout began at this step
+    goal_count = np.zeros((lanes, n_roles), dtype=np.int64)
+    goal_sum = np.zeros((lanes, n_roles), dtype=np.float64)
     weight = np.zeros(len(values), dtype=np.float64)
     if mode == 2:   # Gibbs weights against each role's best value
         for r in range(n_roles):
@@ -350,195 +480,242 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
                 weight[m] = np.exp((values[m] - top) / temperature)
     record = played.shape[0] > 0 or trace.shape[1] > 0
     traced = trace.shape[1]
-    active = _ZERO
+    active = np.zeros(words, dtype=np.uint64)
+    moving = np.zeros(words, dtype=np.uint64)
+    cuts = np.zeros(words, dtype=np.uint64)
     waiting = 0
-    for lane in range(min(LANES, n_states)):
-        _load(rows, fact_row, packed, waiting, lane)
+    for lane in range(min(lanes, n_states)):
+        w, b = lane // LANES, lane % LANES
+        _load(rows, fact_row, packed, waiting, w, b)
         playout[lane] = waiting
-        active |= _ONE << np.uint64(lane)
+        active[w] |= _ONE << np.uint64(b)
         waiting += 1
+    live = words   # the words evaluated: lanes above them are all idle
     work = 0
-    while active:
-        work += 1
-        _evaluate(rows, state_stream, state_layers, state_recursive)
-        terminal = rows[terminal_row] & active
-        cut = _ZERO
-        if work > limit:   # (before, no lane can have played limit steps)
-            bits = active & ~terminal
-            while bits:
-                lane = int(_ctz(bits))
-                bits &= bits - _ONE
-                if work - 1 - began[lane] >= limit:
-                    cut |= _ONE << np.uint64(lane)
-        ending = terminal | cut
-        if ending:
+    step_count = 0
+    while live > 0:
+        step_count += 1
+        work += live
+        _evaluate(rows, live, state_stream, state_layers, state_recursive, x, acc)
+        any_ending = False
+        for w in range(live):
+            base = w * LANES
+            cuts[w] = _ZERO
+            if step_count > limit:   # (before, no lane can have played limit steps)
+                bits = active[w] & ~rows[terminal_row, w]
+                while bits:
+                    b = int(_ctz(bits))
+                    bits &= bits - _ONE
+                    if step_count - 1 - began[base + b] >= limit:
+                        cuts[w] |= _ONE << np.uint64(b)
+            moving[w] = active[w] & ~(rows[terminal_row, w] | cuts[w])
+            any_ending |= moving[w] != active[w]
+        if any_ending:   # the goals, where a lane ends
+            _evaluate(rows, live, goal_stream, goal_layers, goal_recursive, x, acc)
+        for w in range(live):
+            base = w * LANES
+            cut = cuts[w]
+            ending = active[w] & ~moving[w]
+            if not ending:
+                continue
             bits = ending
             while bits:
-                lane = int(_ctz(bits))
+                lane = base + int(_ctz(bits))
                 bits &= bits - _ONE
                 for r in range(n_roles):
                     goal_count[lane, r] = 0
                     goal_sum[lane, r] = 0.0
             for g in range(len(goal_row)):
-                bits = rows[goal_row[g]] & ending
+                bits = rows[goal_row[g], w] & ending
                 r = goal_role[g]
                 while bits:
-                    lane = int(_ctz(bits))
+                    lane = base + int(_ctz(bits))
                     bits &= bits - _ONE
                     goal_count[lane, r] += 1
                     goal_sum[lane, r] += goal_scaled[g]
             bits = ending
             while bits:
-                lane = int(_ctz(bits))
+                b = int(_ctz(bits))
                 bits &= bits - _ONE
+                lane = base + b
                 k = playout[lane]
-                ill = NEUTRAL if (cut >> np.uint64(lane)) & _ONE else 0.0
+                ill = NEUTRAL if (cut >> np.uint64(b)) & _ONE else 0.0
                 for r in range(n_roles):
                     rewards[k, r] = goal_sum[lane, r] if goal_count[lane, r] == 1 else ill
-                steps[k] = work - 1 - began[lane]
-        moving = active & ~ending
-        for i in range(len(does_rows)):
-            rows[does_rows[i]] = 0
-        stuck = _ZERO
-        for r in range(n_roles):
-            first, last = role_start[r], role_start[r + 1]
-            covered = _ZERO
-            legal_rows_seen = 0
-            only = -1
-            for j in range(first, last):   # (no branch: which rows are empty is random)
-                word = rows[role_legal[j]] & moving
-                covered |= word
-                seen = word != _ZERO
-                legal_rows_seen += seen
-                only = j if seen else only
-            stuck |= moving & ~covered
-            if legal_rows_seen == 0:
+                steps[k] = step_count - 1 - began[lane]
+        for w in range(live):
+            for i in range(len(does_rows)):
+                rows[does_rows[i], w] = 0
+            if not moving[w]:
                 continue
-            if legal_rows_seen == 1 and covered == moving:   # one move for every lane
-                m = role_moves[only]
-                if does_row[m] >= 0:
-                    rows[does_row[m]] |= moving
-                if record:
-                    bits = moving
-                    while bits:
-                        lane = int(_ctz(bits))
-                        bits &= bits - _ONE
-                        chosen[lane, r] = m
-                continue
-            blocks = (last - first + 63) // 64
-            for c in range(blocks):   # the role's legal moves, lane by lane
-                x = lane_bits[c]
-                base = first + 64 * c
-                for i in range(min(64, last - base)):
-                    x[i] = rows[role_legal[base + i]] & moving
-                for i in range(min(64, last - base), 64):
-                    x[i] = _ZERO
-                _transpose(x)
-            r_mode = 0 if chance[r] else mode
-            bits = covered
-            while bits:
-                lane = int(_ctz(bits))
-                bit = bits & (_ZERO - bits)
-                bits ^= bit
-                n = 0
-                for c in range(blocks):
-                    n += int(_popcount(lane_bits[c, lane]))
-                m = -1
-                if n > 1 and r_mode != 0 and not (r_mode == 1 and _uniform(rng) < epsilon):
-                    m = _choose_valued(rng, lane_bits, lane, blocks, first, role_moves, r_mode,
-                                       temperature, values, weight)
-                else:
-                    pick = _below(rng, n) if n > 1 else 0
+            base = w * LANES
+            stuck = _ZERO
+            for r in range(n_roles):
+                first, last = role_start[r], role_start[r + 1]
+                covered = _ZERO
+                legal_rows_seen = 0
+                only = -1
+                for j in range(first, last):   # (no branch: which rows are empty is random)
+                    word = rows[role_legal[j], w] & moving[w]
+                    covered |= word
+                    seen = word != _ZERO
+                    legal_rows_seen += seen
+                    only = j if seen else only
+                stuck |= moving[w] & ~covered
+                if legal_rows_seen == 0:
+                    continue
+                if legal_rows_seen == 1 and covered == moving[w]:   # one move, every lane
+                    m = role_moves[only]
+                    if does_row[m] >= 0:
+                        rows[does_row[m], w] |= moving[w]
+                    if record:
+                        bits = moving[w]
+                        while bits:
+                            lane = base + int(_ctz(bits))
+                            bits &= bits - _ONE
+                            chosen[lane, r] = m
+                    continue
+                blocks = (last - first + 63) // 64
+                for c in range(blocks):   # the role's legal moves, lane by lane
+                    block = lane_bits[c]
+                    start = first + 64 * c
+                    for i in range(min(64, last - start)):
+                        block[i] = rows[role_legal[start + i], w] & moving[w]
+                    for i in range(min(64, last - start), 64):
+                        block[i] = _ZERO
+                    _transpose(block)
+                r_mode = 0 if chance[r] else mode
+                bits = covered
+                while bits:
+                    b = int(_ctz(bits))
+                    bit = bits & (_ZERO - bits)
+                    bits ^= bit
+                    n = 0
                     for c in range(blocks):
-                        here = int(_popcount(lane_bits[c, lane]))
-                        if pick < here:
-                            m = role_moves[first + 64 * c + _nth_bit(lane_bits[c, lane], pick)]
-                            break
-                        pick -= here
-                d = does_row[m]
-                if d >= 0:
-                    rows[d] |= bit
-                chosen[lane, r] = m
-        if stuck:   # a role without a legal move outside a terminal state: worth nothing
-            bits = stuck
-            while bits:
-                lane = int(_ctz(bits))
-                bits &= bits - _ONE
-                k = playout[lane]
-                for r in range(n_roles):
-                    rewards[k, r] = 0.0
-                steps[k] = work - 1 - began[lane]
-            moving &= ~stuck
-        if record:
-            bits = moving
-            while bits:
-                lane = int(_ctz(bits))
-                bits &= bits - _ONE
-                k = playout[lane]
-                t = work - 1 - began[lane]
-                for r in range(n_roles):
-                    m = chosen[lane, r]
-                    if played.shape[0] > 0:
-                        played[k, m] = True
-                    if t < traced:
-                        trace[k, t, r] = m
-        if moving:
-            _advance(rows, move_stream, move_layers, move_recursive, fact_row, next_free,
-                     next_move)
-        freed = active & ~moving
-        active = moving
-        while freed and waiting < n_states:   # the next waiting states into freed lanes
-            lane = int(_ctz(freed))
-            freed &= freed - _ONE
-            _load(rows, fact_row, packed, waiting, lane)
-            playout[lane] = waiting
-            began[lane] = work
-            active |= _ONE << np.uint64(lane)
-            waiting += 1
+                        n += int(_popcount(lane_bits[c, b]))
+                    m = -1
+                    if n > 1 and r_mode != 0 and not (r_mode == 1 and _uniform(rng) < epsilon):
+                        m = _choose_valued(rng, lane_bits, b, blocks, first, role_moves, r_mode,
+                                           temperature, values, weight)
+                    else:
+                        pick = _below(rng, n) if n > 1 else 0
+                        for c in range(blocks):
+                            here = int(_popcount(lane_bits[c, b]))
+                            if pick < here:
+                                m = role_moves[first + 64 * c + _nth_bit(lane_bits[c, b], pick)]
+                                break
+                            pick -= here
+                    d = does_row[m]
+                    if d >= 0:
+                        rows[d, w] |= bit
+                    chosen[base + b, r] = m
+            if stuck:   # a role without a legal move outside a terminal state: worth nothing
+                bits = stuck
+                while bits:
+                    lane = base + int(_ctz(bits))
+                    bits &= bits - _ONE
+                    k = playout[lane]
+                    for r in range(n_roles):
+                        rewards[k, r] = 0.0
+                    steps[k] = step_count - 1 - began[lane]
+                moving[w] &= ~stuck
+            if record:
+                bits = moving[w]
+                while bits:
+                    lane = base + int(_ctz(bits))
+                    bits &= bits - _ONE
+                    k = playout[lane]
+                    t = step_count - 1 - began[lane]
+                    for r in range(n_roles):
+                        m = chosen[lane, r]
+                        if played.shape[0] > 0:
+                            played[k, m] = True
+                        if t < traced:
+                            trace[k, t, r] = m
+        _advance(rows, live, move_stream, move_layers, move_recursive, fact_row, next_free,
+                 next_move, x, acc)
+        count = 0
+        for w in range(live):
+            freed = active[w] & ~moving[w]
+            active[w] = moving[w]
+            while freed and waiting < n_states:   # the next waiting states into freed lanes
+                b = int(_ctz(freed))
+                freed &= freed - _ONE
+                _load(rows, fact_row, packed, waiting, w, b)
+                playout[w * LANES + b] = waiting
+                began[w * LANES + b] = step_count
+                active[w] |= _ONE << np.uint64(b)
+                waiting += 1
+            count += int(_popcount(active[w]))
+        while live > 0 and active[live - 1] == 0:
+            live -= 1
+        while live > 1 and count <= LANES * (live - 1):   # the top word's lanes move down
+            top = live - 1
+            bits = active[top]
+            for w in range(top):
+                free = ~active[w]
+                while bits and free:
+                    b = int(_ctz(bits))
+                    bits &= bits - _ONE
+                    to = int(_ctz(free))
+                    free &= free - _ONE
+                    _move_lane(rows, fact_row, top, b, w, to)
+                    playout[w * LANES + to] = playout[top * LANES + b]
+                    began[w * LANES + to] = began[top * LANES + b]
+                    active[w] |= _ONE << np.uint64(to)
+            active[top] = _ZERO
+            live -= 1
     return work
 
 
 @_jit
 def step(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
-         state_recursive: np.ndarray, move_stream: np.ndarray, move_layers: np.ndarray,
+         state_recursive: np.ndarray, goal_stream: np.ndarray, goal_layers: np.ndarray,
+         goal_recursive: np.ndarray, move_stream: np.ndarray, move_layers: np.ndarray,
          move_recursive: np.ndarray, fact_row: np.ndarray, next_free: np.ndarray,
          next_move: np.ndarray, terminal_row: int, legal_row: np.ndarray,
          does_row: np.ndarray, does_rows: np.ndarray, goal_row: np.ndarray,
-         packed: np.ndarray, joint: np.ndarray,
+         packed: np.ndarray, joint: np.ndarray, words: int,
          terminal: np.ndarray, legal: np.ndarray, goal: np.ndarray,
          children: np.ndarray) -> None:
     """The transitions (``packed[t]``, ``joint[t]``: a move per role, -1 for none):
     ``terminal[t]``, ``legal[t, m]``, ``goal[t, g]`` of the state and the packed next
-    state ``children[t]`` (zeroed by the caller), evaluated 64 lanes at a time as
-    :func:`play` does."""
+    state ``children[t]`` (zeroed by the caller), evaluated ``64 words`` lanes at a
+    time as :func:`play` does."""
     n = packed.shape[0]
-    rows = np.zeros(n_rows, dtype=np.uint64)
-    rows[1] = _ALL
-    for base in range(0, n, LANES):
-        width = min(LANES, n - base)
+    rows = np.zeros((n_rows, words), dtype=np.uint64)
+    rows[1, :] = _ALL
+    x = np.empty(words, dtype=np.uint64)
+    acc = np.empty(words, dtype=np.uint64)
+    lanes = LANES * words
+    for base in range(0, n, lanes):
+        width = min(lanes, n - base)
+        used = (width + LANES - 1) // LANES
         for lane in range(width):
-            _load(rows, fact_row, packed, base + lane, lane)
-        _evaluate(rows, state_stream, state_layers, state_recursive)
+            _load(rows, fact_row, packed, base + lane, lane // LANES, lane % LANES)
+        _evaluate(rows, used, state_stream, state_layers, state_recursive, x, acc)
+        _evaluate(rows, used, goal_stream, goal_layers, goal_recursive, x, acc)
         for lane in range(width):
-            t = base + lane
-            terminal[t] = (rows[terminal_row] >> np.uint64(lane)) & _ONE
+            t, w, shift = base + lane, lane // LANES, np.uint64(lane % LANES)
+            terminal[t] = (rows[terminal_row, w] >> shift) & _ONE
             for m in range(len(legal_row)):
-                legal[t, m] = (rows[legal_row[m]] >> np.uint64(lane)) & _ONE
+                legal[t, m] = (rows[legal_row[m], w] >> shift) & _ONE
             for g in range(len(goal_row)):
-                goal[t, g] = (rows[goal_row[g]] >> np.uint64(lane)) & _ONE
+                goal[t, g] = (rows[goal_row[g], w] >> shift) & _ONE
         for i in range(len(does_rows)):
-            rows[does_rows[i]] = 0
+            for w in range(used):
+                rows[does_rows[i], w] = 0
         for lane in range(width):
             for r in range(joint.shape[1]):
                 m = joint[base + lane, r]
                 if m >= 0 and does_row[m] >= 0:
-                    rows[does_row[m]] |= _ONE << np.uint64(lane)
-        _advance(rows, move_stream, move_layers, move_recursive, fact_row, next_free,
-                 next_move)
+                    rows[does_row[m], lane // LANES] |= _ONE << np.uint64(lane % LANES)
+        _advance(rows, used, move_stream, move_layers, move_recursive, fact_row, next_free,
+                 next_move, x, acc)
         for lane in range(width):
-            t = base + lane
+            t, w, shift = base + lane, lane // LANES, np.uint64(lane % LANES)
             for f in range(len(fact_row)):
-                if (rows[fact_row[f]] >> np.uint64(lane)) & _ONE:
+                if (rows[fact_row[f], w] >> shift) & _ONE:
                     children[t, f >> 6] |= _ONE << np.uint64(f & 63)
 
 
@@ -550,10 +727,11 @@ def warm_up() -> float:
     none = np.zeros(0, dtype=np.int64)
     stream = np.zeros(0, dtype=np.uint64)
     flags = np.zeros(0, dtype=np.bool_)
-    play(4, stream, ints, flags, stream, ints, flags, np.array([2], dtype=np.int64), ints, ints,
+    play(4, stream, ints, flags, stream, ints, flags, stream, ints, flags,
+         np.array([2], dtype=np.int64), ints, ints,
          0, np.array([3], dtype=np.int64), np.full(1, -1, dtype=np.int64), none,
          np.array([0, 1], dtype=np.int64), ints, np.zeros(1, dtype=np.bool_), none, none,
-         np.zeros(0), np.zeros((1, 1), dtype=np.uint64), 1, 0, 0.0, 1.0, np.zeros(1), 1,
+         np.zeros(0), np.zeros((1, 1), dtype=np.uint64), 1, 1, 0, 0.0, 1.0, np.zeros(1), 1,
          np.zeros((1, 1)), np.zeros((0, 0), dtype=np.bool_), ints.copy(),
          np.zeros((1, 0, 1), dtype=np.int64))
     return time.perf_counter() - started

@@ -46,6 +46,9 @@ Bodies = list[tuple[tuple[int, ...], tuple[int, ...]]]
 # an entry of a network's literal stream (uint64): bits 0-28 the row read, 29 negated,
 # 30 the last literal of its body, 31 the last body of its head, 32-63 the head's row
 ROW_BITS = 29
+MAX_WORDS = 8           # lanes of a playout call: at most 8 x 64
+PLAYOUTS_PER_LANE = 1   # lanes for every playout of a call (up to MAX_WORDS words)
+STEP_WORDS = 4          # words of lanes of the step mode
 
 
 @dataclass
@@ -191,24 +194,44 @@ class PlayoutNet:
         self.n_moves = batch.n_moves
         self.n_words = batch.n_words
         n_facts = batch.n_facts
-        state_net = batch.state_net
-        # step 1: the state network's rows, then facts it does not read
+        true_bits = batch.machine._true_bits   # a `true` atom -> its fact
+        # step 1: the step network (what a step reads: terminal, legal, the move-free
+        # next facts, the atoms the move network reads), then facts it does not read
+        rules = _rules_of(batch.state_net)
+        free_next = [a for a in batch._next_atoms if a in rules]
+        step_net = Network(rules, [*batch._legal_atoms, batch._terminal_atom, *free_next,
+                                   *batch._outer_atoms])
         fact_row = np.full(n_facts, -1, dtype=np.int64)
-        for i, fact in enumerate(batch._state_leaf_fact):
-            if fact >= 0:
-                fact_row[fact] = 2 + i
-        n_rows = state_net.n_rows
+        for i, atom in enumerate(step_net.leaves):
+            if atom in true_bits:
+                fact_row[true_bits[atom]] = 2 + i
+        n_rows = step_net.n_rows
         for f in np.flatnonzero(fact_row < 0):
             fact_row[f] = n_rows
             n_rows += 1
+        # step 1b: the goal network, the rest of the goals' cone (reversi's piece
+        # counts: 25,094 of its 30,598 literals), only at a step where a lane ends
+        goal_net = Network({a: b for a, b in rules.items() if a not in step_net.row},
+                           batch._goal_atoms)
+        goal_map = np.zeros(goal_net.n_rows, dtype=np.int64)
+        goal_map[TRUE_ROW] = TRUE_ROW
+        for atom, row in goal_net.row.items():
+            if atom in step_net.row:
+                goal_map[row] = step_net.row[atom]
+            elif atom in true_bits:
+                goal_map[row] = fact_row[true_bits[atom]]
+            elif row >= 2 + len(goal_net.leaves):   # derived
+                goal_map[row] = n_rows
+                n_rows += 1
+            # (else a leaf that is no fact: false)
         # step 2: the move network, re-factored
         does_atoms = list(batch._does_atoms)
         does_role = {a: int(batch.move_role[i]) for i, a in enumerate(does_atoms)}
         role_does = [[a for i, a in enumerate(does_atoms) if batch.move_role[i] == r]
                      for r in range(len(self.roles))]
-        rules = _rules_of(batch.move_net)
+        move_rules = _rules_of(batch.move_net)
         known = [*batch.move_net.row, *does_atoms, 0]
-        factored = factor_move_rules(rules, does_role, role_does, max(known) + 1)
+        factored = factor_move_rules(move_rules, does_role, role_does, max(known) + 1)
         next_atoms = batch._next_atoms
         move_net = Network(factored, [a for a in next_atoms if a in factored])
         row_map = np.zeros(move_net.n_rows, dtype=np.int64)
@@ -224,40 +247,51 @@ class PlayoutNet:
             elif atom in factored:
                 row_map[row] = n_rows
                 n_rows += 1
-            else:   # a state atom the move network reads: the state network has it
-                row_map[row] = state_net.row[atom]
+            else:   # a state atom the move network reads: the step network has it
+                row_map[row] = step_net.row[atom]
         self.n_rows = n_rows
         self.move_net = move_net
-        self._state = _flat(state_net, np.arange(state_net.n_rows, dtype=np.int64))
+        self._state = _flat(step_net, np.arange(step_net.n_rows, dtype=np.int64))
+        self._goal = _flat(goal_net, goal_map)
         self._move = _flat(move_net, row_map)
+
+        def step_row(atom: int) -> int:
+            return step_net.row.get(atom, FALSE_ROW)
+
         next_move = np.array([row_map[move_net.row[a]] if a in factored else FALSE_ROW
                               for a in next_atoms], dtype=np.int64)
-        self._net = (n_rows, *self._state, *self._move, fact_row,
-                     np.asarray(batch._free_next_rows, dtype=np.int64), next_move,
-                     int(batch._terminal_row), np.asarray(batch._legal_rows, dtype=np.int64),
+        self._net = (n_rows, *self._state, *self._goal, *self._move, fact_row,
+                     np.array([step_row(a) if a in rules else FALSE_ROW for a in next_atoms],
+                              dtype=np.int64), next_move,
+                     step_row(batch._terminal_atom),
+                     np.array([step_row(a) for a in batch._legal_atoms], dtype=np.int64),
                      does_row, np.array(does_rows, dtype=np.int64))
         self.role_moves = [batch.role_moves(r) for r in range(len(self.roles))]
         self._role_start = np.cumsum([0] + [len(m) for m in self.role_moves]).astype(np.int64)
         self._role_moves = (np.concatenate(self.role_moves).astype(np.int64) if self.n_moves
                             else np.zeros(0, dtype=np.int64))
-        self._goal_row = np.asarray(batch._goal_rows, dtype=np.int64)
+        self._goal_row = np.array([goal_map[goal_net.row[a]] for a in batch._goal_atoms],
+                                  dtype=np.int64)
         self._goal_role = np.asarray(batch.goal_role, dtype=np.int64)
         # goal values in [0, 1] (a value that is not a number counts 0)
         self._goal_scaled = np.nan_to_num(batch.goal_value) / 100.0
 
     @property
-    def literals(self) -> tuple[int, int]:
-        """Literals of the state and of the move network (the work of a step)."""
-        return len(self._state[0]), len(self._move[0])
+    def literals(self) -> tuple[int, int, int]:
+        """Literals of the step, the move and the goal network (the first two: the
+        work of every step)."""
+        return len(self._state[0]), len(self._move[0]), len(self._goal[0])
 
     def play(self, packed: np.ndarray, *, limit: int, seed: int,
              chance: Sequence[int] = (), mode: int = 0, epsilon: float = 0.0,
              temperature: float = 1.0, values: np.ndarray | None = None,
-             record: bool = False, trace_steps: int = 0) -> PlayoutResult:
+             record: bool = False, trace_steps: int = 0,
+             words: int | None = None) -> PlayoutResult:
         """Playouts from the packed states ``[K, n_words]`` (see
         :func:`gdl.reasoning.playout_kernels.play`): ``mode`` 0 uniform, 1 MAST
         epsilon-greedy, 2 Gibbs over ``values`` (per move); ``record``: the moves
-        played; ``trace_steps``: each playout's moves of its first steps."""
+        played; ``trace_steps``: each playout's moves of its first steps; ``words``:
+        lanes / 64 (default :func:`lane_words`)."""
         from gdl.reasoning import playout_kernels
 
         k, roles = len(packed), len(self.roles)
@@ -272,7 +306,8 @@ class PlayoutNet:
         work = playout_kernels.play(
             *self._net, self._role_start, self._role_moves, flags,
             self._goal_row, self._goal_role, self._goal_scaled,
-            np.ascontiguousarray(packed, dtype=np.uint64), int(limit), int(mode),
+            np.ascontiguousarray(packed, dtype=np.uint64),
+            lane_words(k) if words is None else int(words), int(limit), int(mode),
             float(epsilon), float(temperature), np.ascontiguousarray(values, dtype=np.float64),
             int(seed) & ((1 << 63) - 1), rewards, played, steps, trace)
         return PlayoutResult(rewards, played, steps, trace, int(work))
@@ -288,9 +323,16 @@ class PlayoutNet:
                             np.zeros((t, self.n_words), dtype=np.uint64))
         playout_kernels.step(*self._net, self._goal_row,
                              np.ascontiguousarray(packed, dtype=np.uint64),
-                             np.ascontiguousarray(joint, dtype=np.int64), result.terminal,
+                             np.ascontiguousarray(joint, dtype=np.int64), STEP_WORDS,
+                             result.terminal,
                              result.legal, result.goal, result.children)
         return result
+
+
+def lane_words(playouts: int) -> int:
+    """Words of lanes for a call of ``playouts`` playouts: about
+    :data:`PLAYOUTS_PER_LANE` playouts a lane, at most :data:`MAX_WORDS` words."""
+    return max(1, min(MAX_WORDS, -(-playouts // (64 * PLAYOUTS_PER_LANE))))
 
 
 def playout_net_of(batch: BatchMachine) -> PlayoutNet:
