@@ -53,6 +53,11 @@ def _jit(function):
     return njit(cache=True, nogil=True)(function)
 
 
+def _inline(function):
+    """A small helper, inlined into its callers by numba (not compiled on its own)."""
+    return njit(cache=True, nogil=True, inline="always")(function)
+
+
 @intrinsic
 def _ctz(typingctx, word):
     """The index of the lowest set bit of a nonzero ``uint64`` (LLVM's cttz)."""
@@ -75,7 +80,7 @@ def _popcount(typingctx, word):
     return types.uint64(types.uint64), codegen
 
 
-@_jit
+@_inline
 def _random(rng: np.ndarray) -> np.uint64:
     """splitmix64: the next 64 random bits (``rng[0]`` is the state)."""
     z = rng[0] + _GOLDEN
@@ -85,13 +90,13 @@ def _random(rng: np.ndarray) -> np.uint64:
     return z ^ (z >> np.uint64(31))
 
 
-@_jit
+@_inline
 def _below(rng: np.ndarray, n: int) -> int:
     """A uniform integer in [0, n) (n < 2^32)."""
     return int(((_random(rng) >> np.uint64(32)) * np.uint64(n)) >> np.uint64(32))
 
 
-@_jit
+@_inline
 def _uniform(rng: np.ndarray) -> float:
     """A uniform float in [0, 1)."""
     return float(_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
@@ -137,7 +142,7 @@ def _evaluate(rows: np.ndarray, words: int, stream: np.ndarray, layer_start: np.
                 _layer_1(rows, w, stream, k0, k1)
 
 
-@_jit
+@_inline
 def _layer_1(rows: np.ndarray, w: int, stream: np.ndarray, k0: int, k1: int) -> None:
     """A layer (stream ``k0:k1``) on word ``w``."""
     x = _ALL
@@ -153,7 +158,7 @@ def _layer_1(rows: np.ndarray, w: int, stream: np.ndarray, k0: int, k1: int) -> 
                 acc = _ZERO
 
 
-@_jit
+@_inline
 def _layer_2(rows: np.ndarray, w: int, stream: np.ndarray, k0: int, k1: int) -> None:
     """A layer on words ``w, w + 1``."""
     x0 = x1 = _ALL
@@ -175,7 +180,7 @@ def _layer_2(rows: np.ndarray, w: int, stream: np.ndarray, k0: int, k1: int) -> 
                 a0 = a1 = _ZERO
 
 
-@_jit
+@_inline
 def _layer_4(rows: np.ndarray, w: int, stream: np.ndarray, k0: int, k1: int) -> None:
     """A layer on words ``w`` to ``w + 3``."""
     x0 = x1 = x2 = x3 = _ALL
@@ -203,7 +208,7 @@ def _layer_4(rows: np.ndarray, w: int, stream: np.ndarray, k0: int, k1: int) -> 
                 a0 = a1 = a2 = a3 = _ZERO
 
 
-@_jit
+@_inline
 def _layer_words(rows: np.ndarray, words: int, stream: np.ndarray, k0: int, k1: int,
                  x: np.ndarray, acc: np.ndarray) -> None:
     """A layer on words ``:words``, the bodies and heads in arrays."""
@@ -227,7 +232,7 @@ def _layer_words(rows: np.ndarray, words: int, stream: np.ndarray, k0: int, k1: 
                     acc[w] = _ZERO
 
 
-@_jit
+@_inline
 def _fixpoint(rows: np.ndarray, words: int, stream: np.ndarray, k0: int, k1: int,
               x: np.ndarray, acc: np.ndarray) -> None:
     """A recursive layer (stream ``k0:k1``) from all-false to its least fixpoint."""
@@ -261,7 +266,7 @@ def _fixpoint(rows: np.ndarray, words: int, stream: np.ndarray, k0: int, k1: int
             return
 
 
-@_jit
+@_inline
 def _load(rows: np.ndarray, fact_row: np.ndarray, packed: np.ndarray, state: int,
           word: int, bit: int) -> None:
     """A lane's facts (lane ``bit`` of word ``word``) from the packed state ``packed[state]``."""
@@ -273,7 +278,7 @@ def _load(rows: np.ndarray, fact_row: np.ndarray, packed: np.ndarray, state: int
                          | (((packed[state, f >> 6] >> np.uint64(f & 63)) & _ONE) << shift))
 
 
-@_jit
+@_inline
 def _move_lane(rows: np.ndarray, fact_row: np.ndarray, word: int, bit: int, to_word: int,
                to_bit: int) -> None:
     """A lane's facts copied into another lane."""
@@ -285,7 +290,7 @@ def _move_lane(rows: np.ndarray, fact_row: np.ndarray, word: int, bit: int, to_w
                                                          << to_shift)
 
 
-@_jit
+@_inline
 def _advance(rows: np.ndarray, words: int, move_stream: np.ndarray, move_layers: np.ndarray,
              move_recursive: np.ndarray, fact_row: np.ndarray, next_free: np.ndarray,
              next_move: np.ndarray, x: np.ndarray, acc: np.ndarray) -> None:
@@ -297,7 +302,7 @@ def _advance(rows: np.ndarray, words: int, move_stream: np.ndarray, move_layers:
             rows[target, w] = rows[a, w] | rows[b, w]
 
 
-@_jit
+@_inline
 def _transpose(x: np.ndarray) -> None:
     """The 64 x 64 bit matrix ``x`` (64 words) transposed in place: bit j of word i
     becomes bit i of word j (six delta-swap rounds, each a loop of constant
@@ -339,7 +344,7 @@ def _transpose(x: np.ndarray) -> None:
         x[i + 1] ^= t
 
 
-@_jit
+@_inline
 def _nth_bit(word: np.uint64, n: int) -> int:
     """The index of the ``n``-th (from 0) set bit of ``word``: a binary search on
     popcounts with no branch (6 ns; clearing the low bits ``n`` times, 13 ns)."""
@@ -420,17 +425,145 @@ def _choose_valued(rng: np.ndarray, lane_bits: np.ndarray, lane: int, blocks: in
 
 
 @_jit
+def _choose(rows: np.ndarray, w: int, moving: np.uint64, role_start: np.ndarray,
+            role_moves: np.ndarray, role_legal: np.ndarray, does_row: np.ndarray,
+            chance: np.ndarray, mode: int, epsilon: float, temperature: float,
+            values: np.ndarray, weight: np.ndarray, lane_bits: np.ndarray, chosen: np.ndarray,
+            rng: np.ndarray, record: bool) -> np.uint64:
+    """Every role's move in the moving lanes of word ``w``: their ``does`` rows set,
+    ``chosen[lane, role]``; returns the lanes where a role has no legal move."""
+    base = w * LANES
+    stuck = _ZERO
+    n_roles = len(role_start) - 1
+    for r in range(n_roles):
+        first, last = role_start[r], role_start[r + 1]
+        covered = _ZERO
+        legal_rows_seen = 0
+        only = -1
+        for j in range(first, last):   # (no branch: which rows are empty is random)
+            word = rows[role_legal[j], w] & moving
+            covered |= word
+            seen = word != _ZERO
+            legal_rows_seen += seen
+            only = j if seen else only
+        stuck |= moving & ~covered
+        if legal_rows_seen == 0:
+            continue
+        if legal_rows_seen == 1 and covered == moving:   # one move, every lane
+            m = role_moves[only]
+            if does_row[m] >= 0:
+                rows[does_row[m], w] |= moving
+            if record:
+                bits = moving
+                while bits:
+                    lane = base + int(_ctz(bits))
+                    bits &= bits - _ONE
+                    chosen[lane, r] = m
+            continue
+        blocks = (last - first + 63) // 64
+        for c in range(blocks):   # the role's legal moves, lane by lane
+            block = lane_bits[c]
+            start = first + 64 * c
+            for i in range(min(64, last - start)):
+                block[i] = rows[role_legal[start + i], w] & moving
+            for i in range(min(64, last - start), 64):
+                block[i] = _ZERO
+            _transpose(block)
+        r_mode = 0 if chance[r] else mode
+        bits = covered
+        while bits:
+            b = int(_ctz(bits))
+            bit = bits & (_ZERO - bits)
+            bits ^= bit
+            n = 0
+            for c in range(blocks):
+                n += int(_popcount(lane_bits[c, b]))
+            m = -1
+            if n > 1 and r_mode != 0 and not (r_mode == 1 and _uniform(rng) < epsilon):
+                m = _choose_valued(rng, lane_bits, b, blocks, first, role_moves, r_mode,
+                                   temperature, values, weight)
+            else:
+                pick = _below(rng, n) if n > 1 else 0
+                for c in range(blocks):
+                    here = int(_popcount(lane_bits[c, b]))
+                    if pick < here:
+                        m = role_moves[first + 64 * c + _nth_bit(lane_bits[c, b], pick)]
+                        break
+                    pick -= here
+            d = does_row[m]
+            if d >= 0:
+                rows[d, w] |= bit
+            chosen[base + b, r] = m
+    return stuck
+
+
+@_inline
+def _record(w: int, moving: np.uint64, chosen: np.ndarray, playout: np.ndarray,
+            began: np.ndarray, step_count: int, played: np.ndarray, trace: np.ndarray) -> None:
+    """The moves of word ``w``'s moving lanes into ``played`` and ``trace``."""
+    bits = moving
+    while bits:
+        lane = w * LANES + int(_ctz(bits))
+        bits &= bits - _ONE
+        k = playout[lane]
+        t = step_count - 1 - began[lane]
+        for r in range(chosen.shape[1]):
+            m = chosen[lane, r]
+            if played.shape[0] > 0:
+                played[k, m] = True
+            if t < trace.shape[1]:
+                trace[k, t, r] = m
+
+
+@_inline
+def _end(rows: np.ndarray, w: int, ending: np.uint64, cut: np.uint64, goal_row: np.ndarray,
+         goal_role: np.ndarray, goal_scaled: np.ndarray, goal_count: np.ndarray,
+         goal_sum: np.ndarray, playout: np.ndarray, began: np.ndarray, step_count: int,
+         rewards: np.ndarray, steps: np.ndarray) -> None:
+    """The rewards and steps of the playouts ending in word ``w`` (``cut``: those at
+    the step limit)."""
+    base = w * LANES
+    n_roles = goal_count.shape[1]
+    bits = ending
+    while bits:
+        lane = base + int(_ctz(bits))
+        bits &= bits - _ONE
+        for r in range(n_roles):
+            goal_count[lane, r] = 0
+            goal_sum[lane, r] = 0.0
+    for g in range(len(goal_row)):
+        bits = rows[goal_row[g], w] & ending
+        r = goal_role[g]
+        while bits:
+            lane = base + int(_ctz(bits))
+            bits &= bits - _ONE
+            goal_count[lane, r] += 1
+            goal_sum[lane, r] += goal_scaled[g]
+    bits = ending
+    while bits:
+        b = int(_ctz(bits))
+        bits &= bits - _ONE
+        lane = base + b
+        k = playout[lane]
+        ill = NEUTRAL if (cut >> np.uint64(b)) & _ONE else 0.0
+        for r in range(n_roles):
+            rewards[k, r] = goal_sum[lane, r] if goal_count[lane, r] == 1 else ill
+        steps[k] = step_count - 1 - began[lane]
+
+
+@_jit
 def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
          state_recursive: np.ndarray, goal_stream: np.ndarray, goal_layers: np.ndarray,
          goal_recursive: np.ndarray, move_stream: np.ndarray, move_layers: np.ndarray,
          move_recursive: np.ndarray, fact_row: np.ndarray, next_free: np.ndarray,
          next_move: np.ndarray, terminal_row: int, legal_row: np.ndarray,
          does_row: np.ndarray, does_rows: np.ndarray, role_start: np.ndarray,
-         role_moves: np.ndarray, chance: np.ndarray, goal_row: np.ndarray,
-         goal_role: np.ndarray, goal_scaled: np.ndarray,
-         packed: np.ndarray, words: int, limit: int, mode: int, epsilon: float,
-         temperature: float, values: np.ndarray, seed: int,
-         rewards: np.ndarray, played: np.ndarray, steps: np.ndarray,
+         role_moves: np.ndarray, role_legal: np.ndarray, chance: np.ndarray,
+         goal_row: np.ndarray, goal_role: np.ndarray, goal_scaled: np.ndarray,
+         packed: np.ndarray, limit: int, mode: int, epsilon: float, temperature: float,
+         values: np.ndarray, weight: np.ndarray, rows: np.ndarray, scratch: np.ndarray,
+         lane_bits: np.ndarray, lane_ints: np.ndarray, goal_sum: np.ndarray,
+         rng: np.ndarray, rewards: np.ndarray, played: np.ndarray, steps: np.ndarray,
          trace: np.ndarray) -> int:
     """Playouts from each packed state ``packed[k]`` (``[K, n_words]``) to a terminal
     state or ``limit`` steps, in ``64 words`` lanes, into ``rewards[k]`` (goals / 100;
@@ -439,8 +572,14 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
     ``steps[k]`` (joint moves played), ``played[k, m]`` (move ``m`` was played; when
     ``played`` has rows) and ``trace[k, t, r]`` (role r's move at step t, for the
     first ``trace.shape[1]`` steps). ``mode``: 0 uniform, 1 MAST epsilon-greedy, 2
-    Gibbs over ``values`` (per move) at ``temperature``; chance roles (``chance[r]``)
-    always uniform.
+    Gibbs over ``values`` (per move; ``weight``: each move's Gibbs weight) at
+    ``temperature``; chance roles (``chance[r]``) always uniform. ``rng[0]``: the
+    seed.
+
+    The caller allocates the work space (so the kernel compiles no allocation):
+    ``rows`` ``[n_rows, words]`` zero but row 1 (all ones), ``scratch`` ``[5,
+    words]``, ``lane_bits`` ``[blocks of 64 moves, 64]``, ``lane_ints`` ``[2 + 2
+    roles, 64 words]`` and ``goal_sum`` ``[roles, 64 words]``.
 
     A role's legal moves reach the lanes of a word through 64 x 64 bit transposes of
     its legal rows (a block of 64 moves at a time), except where one move is the
@@ -449,40 +588,14 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
     (the work)."""
     n_states = packed.shape[0]
     n_roles = len(role_start) - 1
-    words = max(1, min(words, (n_states + LANES - 1) // LANES))
+    words = rows.shape[1]
     lanes = LANES * words
-    rng = np.empty(1, dtype=np.uint64)
-    rng[0] = np.uint64(seed)
-    rows = np.zeros((n_rows, words), dtype=np.uint64)
-    rows[1, :] = _ALL
-    x = np.empty(words, dtype=np.uint64)
-    acc = np.empty(words, dtype=np.uint64)
-    most = 1
-    for r in range(n_roles):
-        most = max(most, (role_start[r + 1] - role_start[r] + 63) // 64)
-    role_legal = np.empty(len(role_moves), dtype=np.int64)
-    for j in range(len(role_moves)):
-        role_legal[j] = legal_row[role_moves[j]]
-    lane_bits = np.zeros((most, LANES), dtype=np.uint64)
-    chosen = np.zeros((lanes, n_roles), dtype=np.int64)
-    playout = np.full(lanes, -1, dtype=np.int64)
-    began = np.zeros(lanes, dtype=np.int64)   # a lane's playout began at this step
-    goal_count = np.zeros((lanes, n_roles), dtype=np.int64)
-    goal_sum = np.zeros((lanes, n_roles), dtype=np.float64)
-    weight = np.zeros(len(values), dtype=np.float64)
-    if mode == 2:   # Gibbs weights against each role's best value
-        for r in range(n_roles):
-            top = -np.inf
-            for j in range(role_start[r], role_start[r + 1]):
-                top = max(top, values[role_moves[j]])
-            for j in range(role_start[r], role_start[r + 1]):
-                m = role_moves[j]
-                weight[m] = np.exp((values[m] - top) / temperature)
+    x, acc, active, moving, cuts = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
+    playout, began = lane_ints[0], lane_ints[1]   # began: the step a lane's playout began
+    chosen = lane_ints[2:2 + n_roles].T
+    goal_count = lane_ints[2 + n_roles:].T
+    goal_sum = goal_sum.T
     record = played.shape[0] > 0 or trace.shape[1] > 0
-    traced = trace.shape[1]
-    active = np.zeros(words, dtype=np.uint64)
-    moving = np.zeros(words, dtype=np.uint64)
-    cuts = np.zeros(words, dtype=np.uint64)
     waiting = 0
     for lane in range(min(lanes, n_states)):
         w, b = lane // LANES, lane % LANES
@@ -513,102 +626,18 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
         if any_ending:   # the goals, where a lane ends
             _evaluate(rows, live, goal_stream, goal_layers, goal_recursive, x, acc)
         for w in range(live):
-            base = w * LANES
-            cut = cuts[w]
-            ending = active[w] & ~moving[w]
-            if not ending:
-                continue
-            bits = ending
-            while bits:
-                lane = base + int(_ctz(bits))
-                bits &= bits - _ONE
-                for r in range(n_roles):
-                    goal_count[lane, r] = 0
-                    goal_sum[lane, r] = 0.0
-            for g in range(len(goal_row)):
-                bits = rows[goal_row[g], w] & ending
-                r = goal_role[g]
-                while bits:
-                    lane = base + int(_ctz(bits))
-                    bits &= bits - _ONE
-                    goal_count[lane, r] += 1
-                    goal_sum[lane, r] += goal_scaled[g]
-            bits = ending
-            while bits:
-                b = int(_ctz(bits))
-                bits &= bits - _ONE
-                lane = base + b
-                k = playout[lane]
-                ill = NEUTRAL if (cut >> np.uint64(b)) & _ONE else 0.0
-                for r in range(n_roles):
-                    rewards[k, r] = goal_sum[lane, r] if goal_count[lane, r] == 1 else ill
-                steps[k] = step_count - 1 - began[lane]
+            if active[w] & ~moving[w]:
+                _end(rows, w, active[w] & ~moving[w], cuts[w], goal_row, goal_role, goal_scaled,
+                     goal_count, goal_sum, playout, began, step_count, rewards, steps)
         for w in range(live):
             for i in range(len(does_rows)):
                 rows[does_rows[i], w] = 0
             if not moving[w]:
                 continue
             base = w * LANES
-            stuck = _ZERO
-            for r in range(n_roles):
-                first, last = role_start[r], role_start[r + 1]
-                covered = _ZERO
-                legal_rows_seen = 0
-                only = -1
-                for j in range(first, last):   # (no branch: which rows are empty is random)
-                    word = rows[role_legal[j], w] & moving[w]
-                    covered |= word
-                    seen = word != _ZERO
-                    legal_rows_seen += seen
-                    only = j if seen else only
-                stuck |= moving[w] & ~covered
-                if legal_rows_seen == 0:
-                    continue
-                if legal_rows_seen == 1 and covered == moving[w]:   # one move, every lane
-                    m = role_moves[only]
-                    if does_row[m] >= 0:
-                        rows[does_row[m], w] |= moving[w]
-                    if record:
-                        bits = moving[w]
-                        while bits:
-                            lane = base + int(_ctz(bits))
-                            bits &= bits - _ONE
-                            chosen[lane, r] = m
-                    continue
-                blocks = (last - first + 63) // 64
-                for c in range(blocks):   # the role's legal moves, lane by lane
-                    block = lane_bits[c]
-                    start = first + 64 * c
-                    for i in range(min(64, last - start)):
-                        block[i] = rows[role_legal[start + i], w] & moving[w]
-                    for i in range(min(64, last - start), 64):
-                        block[i] = _ZERO
-                    _transpose(block)
-                r_mode = 0 if chance[r] else mode
-                bits = covered
-                while bits:
-                    b = int(_ctz(bits))
-                    bit = bits & (_ZERO - bits)
-                    bits ^= bit
-                    n = 0
-                    for c in range(blocks):
-                        n += int(_popcount(lane_bits[c, b]))
-                    m = -1
-                    if n > 1 and r_mode != 0 and not (r_mode == 1 and _uniform(rng) < epsilon):
-                        m = _choose_valued(rng, lane_bits, b, blocks, first, role_moves, r_mode,
-                                           temperature, values, weight)
-                    else:
-                        pick = _below(rng, n) if n > 1 else 0
-                        for c in range(blocks):
-                            here = int(_popcount(lane_bits[c, b]))
-                            if pick < here:
-                                m = role_moves[first + 64 * c + _nth_bit(lane_bits[c, b], pick)]
-                                break
-                            pick -= here
-                    d = does_row[m]
-                    if d >= 0:
-                        rows[d, w] |= bit
-                    chosen[base + b, r] = m
+            stuck = _choose(rows, w, moving[w], role_start, role_moves, role_legal, does_row,
+                            chance, mode, epsilon, temperature, values, weight, lane_bits,
+                            chosen, rng, record)
             if stuck:   # a role without a legal move outside a terminal state: worth nothing
                 bits = stuck
                 while bits:
@@ -620,18 +649,7 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
                     steps[k] = step_count - 1 - began[lane]
                 moving[w] &= ~stuck
             if record:
-                bits = moving[w]
-                while bits:
-                    lane = base + int(_ctz(bits))
-                    bits &= bits - _ONE
-                    k = playout[lane]
-                    t = step_count - 1 - began[lane]
-                    for r in range(n_roles):
-                        m = chosen[lane, r]
-                        if played.shape[0] > 0:
-                            played[k, m] = True
-                        if t < traced:
-                            trace[k, t, r] = m
+                _record(w, moving[w], chosen, playout, began, step_count, played, trace)
         _advance(rows, live, move_stream, move_layers, move_recursive, fact_row, next_free,
                  next_move, x, acc)
         count = 0
@@ -647,25 +665,34 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
                 active[w] |= _ONE << np.uint64(b)
                 waiting += 1
             count += int(_popcount(active[w]))
-        while live > 0 and active[live - 1] == 0:
-            live -= 1
-        while live > 1 and count <= LANES * (live - 1):   # the top word's lanes move down
-            top = live - 1
-            bits = active[top]
-            for w in range(top):
-                free = ~active[w]
-                while bits and free:
-                    b = int(_ctz(bits))
-                    bits &= bits - _ONE
-                    to = int(_ctz(free))
-                    free &= free - _ONE
-                    _move_lane(rows, fact_row, top, b, w, to)
-                    playout[w * LANES + to] = playout[top * LANES + b]
-                    began[w * LANES + to] = began[top * LANES + b]
-                    active[w] |= _ONE << np.uint64(to)
-            active[top] = _ZERO
-            live -= 1
+        live = _compact(rows, fact_row, active, playout, began, live, count)
     return work
+
+
+@_inline
+def _compact(rows: np.ndarray, fact_row: np.ndarray, active: np.ndarray, playout: np.ndarray,
+             began: np.ndarray, live: int, count: int) -> int:
+    """The words still to evaluate: idle top words dropped, and the top word's lanes
+    moved into free lanes below while they fit (``count``: lanes running)."""
+    while live > 0 and active[live - 1] == 0:
+        live -= 1
+    while live > 1 and count <= LANES * (live - 1):
+        top = live - 1
+        bits = active[top]
+        for w in range(top):
+            free = ~active[w]
+            while bits and free:
+                b = int(_ctz(bits))
+                bits &= bits - _ONE
+                to = int(_ctz(free))
+                free &= free - _ONE
+                _move_lane(rows, fact_row, top, b, w, to)
+                playout[w * LANES + to] = playout[top * LANES + b]
+                began[w * LANES + to] = began[top * LANES + b]
+                active[w] |= _ONE << np.uint64(to)
+        active[top] = _ZERO
+        live -= 1
+    return live
 
 
 @_jit
@@ -727,11 +754,15 @@ def warm_up() -> float:
     none = np.zeros(0, dtype=np.int64)
     stream = np.zeros(0, dtype=np.uint64)
     flags = np.zeros(0, dtype=np.bool_)
+    rows = np.zeros((4, 1), dtype=np.uint64)
+    rows[1] = _ALL
     play(4, stream, ints, flags, stream, ints, flags, stream, ints, flags,
-         np.array([2], dtype=np.int64), ints, ints,
-         0, np.array([3], dtype=np.int64), np.full(1, -1, dtype=np.int64), none,
-         np.array([0, 1], dtype=np.int64), ints, np.zeros(1, dtype=np.bool_), none, none,
-         np.zeros(0), np.zeros((1, 1), dtype=np.uint64), 1, 1, 0, 0.0, 1.0, np.zeros(1), 1,
-         np.zeros((1, 1)), np.zeros((0, 0), dtype=np.bool_), ints.copy(),
-         np.zeros((1, 0, 1), dtype=np.int64))
+         np.array([2], dtype=np.int64), ints, ints, 0, np.array([3], dtype=np.int64),
+         np.full(1, -1, dtype=np.int64), none, np.array([0, 1], dtype=np.int64), ints, ints,
+         np.zeros(1, dtype=np.bool_), none, none, np.zeros(0),
+         np.zeros((1, 1), dtype=np.uint64), 1, 0, 0.0, 1.0, np.zeros(1), np.zeros(1), rows,
+         np.zeros((5, 1), dtype=np.uint64), np.zeros((1, LANES), dtype=np.uint64),
+         np.zeros((4, LANES), dtype=np.int64), np.zeros((1, LANES)),
+         np.ones(1, dtype=np.uint64), np.zeros((1, 1)), np.zeros((0, 0), dtype=np.bool_),
+         ints.copy(), np.zeros((1, 0, 1), dtype=np.int64))
     return time.perf_counter() - started

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gdl.reasoning.batch_machine import FALSE_ROW, TRUE_ROW, BatchMachine, Network
+from gdl.reasoning.batch_machine import ALL_ONES, FALSE_ROW, TRUE_ROW, BatchMachine, Network
 from solvers.errors import LimitReached
 
 Bodies = list[tuple[tuple[int, ...], tuple[int, ...]]]
@@ -260,16 +260,18 @@ class PlayoutNet:
 
         next_move = np.array([row_map[move_net.row[a]] if a in factored else FALSE_ROW
                               for a in next_atoms], dtype=np.int64)
+        legal_row = np.array([step_row(a) for a in batch._legal_atoms], dtype=np.int64)
         self._net = (n_rows, *self._state, *self._goal, *self._move, fact_row,
                      np.array([step_row(a) if a in rules else FALSE_ROW for a in next_atoms],
                               dtype=np.int64), next_move,
-                     step_row(batch._terminal_atom),
-                     np.array([step_row(a) for a in batch._legal_atoms], dtype=np.int64),
+                     step_row(batch._terminal_atom), legal_row,
                      does_row, np.array(does_rows, dtype=np.int64))
         self.role_moves = [batch.role_moves(r) for r in range(len(self.roles))]
         self._role_start = np.cumsum([0] + [len(m) for m in self.role_moves]).astype(np.int64)
         self._role_moves = (np.concatenate(self.role_moves).astype(np.int64) if self.n_moves
                             else np.zeros(0, dtype=np.int64))
+        self._role_legal = legal_row[self._role_moves]   # each role's legal rows
+        self._blocks = max([1] + [-(-len(m) // 64) for m in self.role_moves])
         self._goal_row = np.array([goal_map[goal_net.row[a]] for a in batch._goal_atoms],
                                   dtype=np.int64)
         self._goal_role = np.asarray(batch.goal_role, dtype=np.int64)
@@ -301,15 +303,27 @@ class PlayoutNet:
         played = np.zeros((k, self.n_moves) if record else (0, 0), dtype=np.bool_)
         steps = np.zeros(k, dtype=np.int64)
         trace = np.full((k, trace_steps, roles), -1, dtype=np.int64)
-        if values is None:
-            values = np.zeros(self.n_moves)
+        values = (np.zeros(self.n_moves) if values is None
+                  else np.ascontiguousarray(values, dtype=np.float64))
+        weight = np.zeros(self.n_moves)
+        if mode == 2:   # Gibbs weights against each role's best value
+            for moves in self.role_moves:
+                if len(moves):
+                    weight[moves] = np.exp((values[moves] - values[moves].max()) / temperature)
+        words = max(1, min(lane_words(k) if words is None else int(words), -(-k // 64)))
+        rows = np.zeros((self.n_rows, words), dtype=np.uint64)
+        rows[TRUE_ROW] = ALL_ONES
+        lane_ints = np.zeros((2 + 2 * roles, 64 * words), dtype=np.int64)
+        lane_ints[0] = -1
         work = playout_kernels.play(
-            *self._net, self._role_start, self._role_moves, flags,
+            *self._net, self._role_start, self._role_moves, self._role_legal, flags,
             self._goal_row, self._goal_role, self._goal_scaled,
-            np.ascontiguousarray(packed, dtype=np.uint64),
-            lane_words(k) if words is None else int(words), int(limit), int(mode),
-            float(epsilon), float(temperature), np.ascontiguousarray(values, dtype=np.float64),
-            int(seed) & ((1 << 63) - 1), rewards, played, steps, trace)
+            np.ascontiguousarray(packed, dtype=np.uint64), int(limit), int(mode),
+            float(epsilon), float(temperature), values, weight, rows,
+            np.zeros((5, words), dtype=np.uint64), np.zeros((self._blocks, 64), dtype=np.uint64),
+            lane_ints, np.zeros((roles, 64 * words)),
+            np.array([int(seed) & ((1 << 64) - 1)], dtype=np.uint64), rewards, played, steps,
+            trace)
         return PlayoutResult(rewards, played, steps, trace, int(work))
 
     def step(self, packed: np.ndarray, joint: np.ndarray) -> StepResult:
