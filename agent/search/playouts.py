@@ -40,6 +40,7 @@ from itertools import accumulate
 
 import numpy as np
 
+from gdl.reasoning import kernels
 from gdl.reasoning.batch_machine import batch_machine_of, pack_ints
 from solvers.errors import GameError
 
@@ -336,24 +337,31 @@ class BatchPlayouts:
 
     def run(self, states: Sequence[int], deadline: float | None,
             live: bool = False) -> list[Outcome] | None:
-        if self.net is not None and not self.policy.decisive:
-            from gdl.reasoning import kernels
-
-            if kernels.compiled(len(states)) is not None:
-                return self._run_compiled(states, deadline)
-        if len(states) < MIN_BATCH:
+        if len(states) < MIN_BATCH and not self._compiled(len(states)):
             return self.single.run(states, deadline, live)
         done = self.run_packed(pack_ints(list(states), self.batch.n_words), deadline)
         if done is None:
             return None
         rewards, played = done
-        return [(rewards[i].tolist(), self._pairs(played[i]) if self.policy.record else set())
-                for i in range(len(states))]
+        if not self.policy.record:
+            empty: Played = set()
+            return [(reward, empty) for reward in rewards.tolist()]
+        return [(reward, self._pairs(row)) for reward, row in zip(rewards.tolist(), played,
+                                                                   strict=True)]
+
+    def _compiled(self, size: int) -> bool:
+        """Whether the compiled whole playouts take a batch of ``size`` (every size,
+        once the kernels are in: one playout costs a network step per move, as 64 do)."""
+        return self.net is not None and not self.policy.decisive \
+            and kernels.compiled(size) is not None
 
     def run_packed(self, packed: np.ndarray, deadline: float | None
                    ) -> tuple[np.ndarray, np.ndarray] | None:
         """Playouts from [k, n_words] packed states, all at once: ([k, roles] rewards in
-        [0, 1], [k, moves] the moves each played), MAST learnt; None past the deadline."""
+        [0, 1], [k, moves] the moves each played, when recorded), MAST learnt; None past
+        the deadline."""
+        if self._compiled(len(packed)):
+            return self._run_compiled(packed, deadline)
         bm, policy = self.batch, self.policy
         k = len(packed)
         n_roles = len(self.columns)
@@ -391,21 +399,17 @@ class BatchPlayouts:
             self.mast.learn_rows(played, rewards)
         return rewards, played
 
-    def _run_compiled(self, states: Sequence[int], deadline: float | None
-                      ) -> list[Outcome] | None:
-        """:meth:`run` by the compiled playouts (every size: one playout costs a
-        network step per move, as a batch of 64 does), :data:`KERNEL_PLAYOUTS` at a
+    def _run_compiled(self, packed: np.ndarray, deadline: float | None
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`run_packed` by the compiled playouts, :data:`KERNEL_PLAYOUTS` at a
         time between deadline checks."""
-        from gdl.reasoning.batch_machine import pack_ints
-
         policy, net = self.policy, self.net
-        packed = pack_ints(states, self.batch.n_words)
         mode, values = 0, None
         if policy.mast:
             mode, values = (2 if policy.temperature > 0 else 1), self.mast.values()
         recording = policy.mast or policy.record
         parts = []
-        for low in range(0, len(states), KERNEL_PLAYOUTS):
+        for low in range(0, len(packed), KERNEL_PLAYOUTS):
             if low and deadline is not None and time.monotonic() >= deadline:
                 return None
             parts.append(net.play(packed[low:low + KERNEL_PLAYOUTS], limit=policy.cutoff or MAX_STEPS,
@@ -414,14 +418,10 @@ class BatchPlayouts:
                                   epsilon=policy.epsilon, temperature=policy.temperature,
                                   values=values, record=recording))
         rewards = np.concatenate([p.rewards for p in parts])
-        if policy.mast:
-            self.mast.learn_rows(np.concatenate([p.played for p in parts]), rewards)
-        if not policy.record:
-            empty: Played = set()
-            return [(reward, empty) for reward in rewards.tolist()]
         played = np.concatenate([p.played for p in parts])
-        return [(reward, self._pairs(row)) for reward, row in zip(rewards.tolist(), played,
-                                                                   strict=True)]
+        if policy.mast:
+            self.mast.learn_rows(played, rewards)
+        return rewards, played
 
     def _decisive(self, batch, live: np.ndarray, picks: list[np.ndarray]) -> None:
         """Decisive moves, batched (see :meth:`ScalarPlayouts._winning`): in the rows
