@@ -23,9 +23,8 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from agent.brains.base import Brain
-from agent.brains.factory import make_brain
+from agent.brains.factory import make_brain, warm_up
 from agent.brains.options import BrainOptions, GameSpec
-from gdl.reasoning import kernels
 from solvers.errors import GameError
 
 log = logging.getLogger("agent.worker")
@@ -132,9 +131,7 @@ def worker_main(conn: Connection, crash_at_step: int | None = None, warm: bool =
     seq)`` at once (a cancelled ``play`` has still taken its observation, so
     ``goals`` works after it)."""
     if warm:
-        # a spare, idle until its match: the batched playouts' compiled kernels now
-        # (0.65 s; on a start clock only from KERNEL_CLOCK on, and never on a play clock)
-        kernels.compiled(kernels.MIN_ITEMS)
+        warm_up()   # a spare, idle until its match: the compiled kernels now
 
     # The cyclic collector's full passes over a big search tree take long enough to
     # make a move late; the tree has no cycles, so collect only between moves, and
