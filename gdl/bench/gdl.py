@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import time
 from dataclasses import asdict, dataclass
@@ -52,6 +54,8 @@ MODE = ("compiled and general: sequential random playouts, one state at a time t
         "StateMachine API (is_terminal, legal_moves per role, next_state); steps = next_state "
         "calls. playouts: the compiled whole playouts, 64 a word; steps = joint moves")
 PLAYOUT_ROUND = 512   # playouts of one call of the compiled playouts
+SANCHO_SETUP = 120    # seconds Sancho may take beyond --seconds (JVM, propnet build and
+#                       optimisation); then its whole process group is killed
 
 
 @dataclass
@@ -176,18 +180,22 @@ def bench_sancho(path: Path, seconds: float, sancho: Path | None) -> Measure:
         return Measure(path.stem, "sancho", None, note=f"skipped: {where} (see "
                        "/work/notes/sancho.md for the gdl-perf build)")
     whole = max(1, round(seconds))
-    try:   # (the JVM builds and optimises its propnet first: up to a minute more)
-        out = subprocess.run([str(script), str(path), str(whole)], capture_output=True,
-                             text=True, timeout=whole + 180)
-    except subprocess.TimeoutExpired:
-        return Measure(path.stem, "sancho", None, note="sancho timed out")
+    try:   # its own process group: a timeout ends the script's JVM too
+        process = subprocess.Popen([str(script), str(path), str(whole)], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, start_new_session=True)
     except OSError as exc:
         return Measure(path.stem, "sancho", None, note=f"sancho failed: {exc}")
-    try:
-        line = json.loads(out.stdout.strip().splitlines()[-1])
-    except (ValueError, IndexError):
+    try:   # (the JVM builds and optimises its propnet first: up to a minute more)
+        stdout, stderr = process.communicate(timeout=whole + SANCHO_SETUP)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
         return Measure(path.stem, "sancho", None,
-                       note=f"sancho failed: {(out.stderr or out.stdout)[-160:]}")
+                       note=f"sancho timed out ({whole + SANCHO_SETUP} s; its propnet did not build)")
+    try:
+        line = json.loads(stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        return Measure(path.stem, "sancho", None, note=f"sancho failed: {(stderr or stdout)[-160:]}")
     if "error" in line or not line.get("ms"):
         return Measure(path.stem, "sancho", None, note=f"sancho failed: {str(line.get('error'))[-160:]}")
     elapsed = line["ms"] / 1000.0
