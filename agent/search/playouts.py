@@ -41,7 +41,8 @@ from itertools import accumulate
 import numpy as np
 
 from gdl.reasoning import kernels
-from gdl.reasoning.batch_machine import batch_machine_of, pack_ints
+from gdl.reasoning.batch_machine import BatchMachine, batch_machine_of, pack_ints
+from gdl.reasoning.playout_net import PlayoutNet, playout_net_of
 from solvers.errors import GameError
 
 MAX_STEPS = 10_000  # a playout this long is cut off and evaluated (games that never end)
@@ -504,15 +505,11 @@ class BatchPlayouts:
         return {(int(owner[c]), 1 << int(c)) for c in np.flatnonzero(row)}
 
 
-def _playout_net(batch):  # -> gdl.reasoning.playout_net.PlayoutNet | None
+def _playout_net(batch: BatchMachine) -> PlayoutNet | None:
     """``batch``'s compiled playouts, unless the compiled kernels are switched off
     (GGP_NUMBA=0, or no numba) or its network does not fit them."""
-    from gdl.reasoning import kernels
-
     if not kernels.KERNELS.enabled:
         return None
-    from gdl.reasoning.playout_net import playout_net_of
-
     try:
         return playout_net_of(batch)
     except GameError:   # LimitReached: too many rows for the kernels' stream

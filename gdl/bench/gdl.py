@@ -41,7 +41,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from gdl.budget import Budget
+from gdl.reasoning import kernels
+from gdl.reasoning.batch_machine import batch_machine_of, pack_ints
 from gdl.reasoning.machine import load_machine
+from gdl.reasoning.playout_net import playout_net_of
 from solvers.errors import GameError
 from solvers.locations import SHARED
 
@@ -98,9 +101,6 @@ def random_playouts(machine, seconds: float, seed: int) -> tuple[int, int, float
 def compiled_playouts(machine, seconds: float, seed: int) -> tuple[int, int, float]:
     """(complete playouts, steps, elapsed) of the compiled whole playouts from the
     initial state for ``seconds``, in rounds of :data:`PLAYOUT_ROUND`."""
-    from gdl.reasoning.batch_machine import batch_machine_of, pack_ints
-    from gdl.reasoning.playout_net import playout_net_of
-
     net = playout_net_of(batch_machine_of(machine))
     packed = pack_ints([machine.initial_state()] * PLAYOUT_ROUND, net.n_words)
     chance = [r for r, name in enumerate(machine.roles) if name == "random"]
@@ -122,10 +122,6 @@ def bench_engine(path: Path, engine: str, seconds: float, seed: int) -> Measure:
                                budget=None if engine == "general" else Budget())
         run = random_playouts
         if engine == "playouts":
-            from gdl.reasoning import kernels
-            from gdl.reasoning.batch_machine import batch_machine_of
-            from gdl.reasoning.playout_net import playout_net_of
-
             if kernels.compiled(kernels.MIN_ITEMS) is None:   # (loaded once, untimed)
                 return Measure(path.stem, engine, None, note="not available: the compiled "
                                "kernels are off (GGP_NUMBA=0, or no numba)")

@@ -41,6 +41,8 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from gdl.reasoning import playout_kernels
+
 BLOCK_WORDS = 32          # words of a bit-sliced block (2,048 items) evaluated together
 PREFETCH = 16             # table_add fetches the slot of the row this far ahead, and
 #                           the stored row its slot names half as far ahead
@@ -270,7 +272,5 @@ def warm_up() -> float:
     counts = np.ones((1, 3), dtype=np.int64)
     chunk_transitions(counts, 0, 1, ints, np.zeros((2, 1), dtype=np.int64), rows, rows, ints,
                       word, rows.copy(), rows.copy())
-    from gdl.reasoning import playout_kernels  # the agent's compiled playouts, loaded with these
-
-    playout_kernels.warm_up()
+    playout_kernels.warm_up()   # the agent's compiled playouts, loaded with these
     return time.perf_counter() - start

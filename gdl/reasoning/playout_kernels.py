@@ -37,7 +37,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from gdl.reasoning.playout_net import ROW_BITS
+from gdl.reasoning.literal_stream import ROW_BITS
 
 LANES = 64
 NEUTRAL = 0.5            # reward of a role whose goal is ill-defined at a cut-off state
@@ -102,7 +102,7 @@ def _uniform(rng: np.ndarray) -> float:
     return float(_random(rng) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
-# an entry of a network's literal stream: see gdl.reasoning.playout_net.ROW_BITS
+# an entry of a network's literal stream: see gdl.reasoning.literal_stream
 _ROW_MASK = np.uint64((1 << ROW_BITS) - 1)
 _NEGATED = np.uint64(1 << ROW_BITS)
 _BODY_END = np.uint64(1 << (ROW_BITS + 1))

@@ -40,12 +40,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from gdl.reasoning.batch_machine import ALL_ONES, FALSE_ROW, TRUE_ROW, BatchMachine, Network
+from gdl.reasoning.literal_stream import ROW_BITS
 from solvers.errors import LimitReached
 
 Bodies = list[tuple[tuple[int, ...], tuple[int, ...]]]
-# an entry of a network's literal stream (uint64): bits 0-28 the row read, 29 negated,
-# 30 the last literal of its body, 31 the last body of its head, 32-63 the head's row
-ROW_BITS = 29
 MAX_WORDS = 8           # lanes of a playout call: at most 8 x 64
 PLAYOUTS_PER_LANE = 1   # lanes for every playout of a call (up to MAX_WORDS words)
 STEP_WORDS = 4          # words of lanes of the step mode
@@ -294,7 +292,7 @@ class PlayoutNet:
         epsilon-greedy, 2 Gibbs over ``values`` (per move); ``record``: the moves
         played; ``trace_steps``: each playout's moves of its first steps; ``words``:
         lanes / 64 (default :func:`lane_words`)."""
-        from gdl.reasoning import playout_kernels
+        from gdl.reasoning import playout_kernels  # deferred: numba, when playouts run
 
         k, roles = len(packed), len(self.roles)
         flags = np.zeros(roles, dtype=np.bool_)
@@ -329,7 +327,7 @@ class PlayoutNet:
     def step(self, packed: np.ndarray, joint: np.ndarray) -> StepResult:
         """The transitions ``(packed[t], joint[t])`` (a move index per role, -1 for
         none): terminal, legal moves and goals of each state, and its next state."""
-        from gdl.reasoning import playout_kernels
+        from gdl.reasoning import playout_kernels  # deferred: numba, when playouts run
 
         t = len(packed)
         result = StepResult(np.zeros(t, dtype=np.bool_), np.zeros((t, self.n_moves), dtype=np.bool_),
