@@ -20,7 +20,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from conftest import GAMES, shared_path
+from conftest import GAMES, REPO, shared_path
 
 import gdl.reasoning.kernels
 from agent.search.playouts import NEUTRAL, BatchPlayouts, PlayoutPolicy, make_playouts
@@ -40,18 +40,7 @@ TRANSITION_GAMES = (
 )
 SLOW = {"knightThrough", "reversi"}
 # one player picks a or b three times; only a, a, a scores (100), anything else 0
-PICKS = """
-(role p)
-(init (step 0)) (init (good))
-(succ 0 1) (succ 1 2) (succ 2 3)
-(<= (legal p a) (true (step ?n)))
-(<= (legal p b) (true (step ?n)))
-(<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
-(<= (next (good)) (true (good)) (does p a))
-(<= terminal (true (step 3)))
-(<= (goal p 100) (true (good)))
-(<= (goal p 0) (not (true (good))))
-"""
+PICKS = (REPO / "tests" / "data" / "picks.kif").read_text()
 # nature flips a coin, then p guesses it: p's values must not bias nature's flip
 COIN_GUESS = """
 (role random) (role p)

@@ -26,7 +26,7 @@ def make_brain(spec: GameSpec, role: str, options: BrainOptions, until: float) -
 
 
 def warm_up() -> None:
-    """What a spare worker loads while idle, so no clock pays for it: the batched
+    """What a spare worker loads beside its loop, so no clock pays for it: the batched
     playouts' and the graph search's compiled kernels (0.65 s from numba's disk cache,
     10-30 s for the first compile after an installation; on a start clock only from
     ``KERNEL_CLOCK`` on, and never on a play clock)."""
