@@ -182,7 +182,8 @@ class Gamer:
             self._spare = Worker(self._crash_at_step, warm=True)
 
     async def ready(self, timeout: float = 30.0) -> bool:
-        """Start the spare worker and wait until it has loaded its modules."""
+        """Start the spare worker and wait until it has loaded its modules and its
+        compiled kernels."""
         self.warm_up()
         try:
             seq = self._spare.send("ping")

@@ -77,11 +77,15 @@ class BrainHost:
     was told of the last step (:data:`agent.brains.base.Observation`), ``legal`` our
     legal moves when the manager told them (None: the brain knows them).
     ``crash_at_step`` is a test hook: the process dies in that step's search.
+    ``warming``: a spare's warm-up thread; ``ping`` answers once it is done (the
+    agent waits for that when it starts, never on a clock).
     """
 
-    def __init__(self, send, crash_at_step: int | None = None) -> None:
+    def __init__(self, send, crash_at_step: int | None = None,
+                 warming: threading.Thread | None = None) -> None:
         self.send = send
         self.crash_at_step = crash_at_step
+        self.warming = warming
         self.brain: Brain | None = None
 
     def serve(self, request: tuple) -> bool:
@@ -90,6 +94,8 @@ class BrainHost:
         if kind == "quit":
             return False
         if kind == "ping":
+            if self.warming is not None:
+                self.warming.join()
             self.send(("pong", seq))
         elif kind == "start":
             self.start(seq, *request[2:])
@@ -131,10 +137,12 @@ def worker_main(conn: Connection, crash_at_step: int | None = None, warm: bool =
     closes. SIGUSR1 cancels the request being served: it answers ``("cancelled",
     seq)`` at once (a cancelled ``play`` has still taken its observation, so
     ``goals`` works after it)."""
+    warming = None
     if warm:  # a spare: the compiled kernels load beside the loop, so a START that
         # comes first is served at once (its searches use the numpy passes until
         # the kernels are in; numba's first compile takes 10-30 s)
-        threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+        warming = threading.Thread(target=warm_up, name="warm-up", daemon=True)
+        warming.start()
 
     # The cyclic collector's full passes over a big search tree take long enough to
     # make a move late; the tree has no cycles, so collect only between moves, and
@@ -144,7 +152,7 @@ def worker_main(conn: Connection, crash_at_step: int | None = None, warm: bool =
     gate = CancelGate()
     signal.signal(signal.SIGUSR1, gate.on_signal)
     send = functools.partial(gate.send, conn)
-    host = BrainHost(send, crash_at_step)
+    host = BrainHost(send, crash_at_step, warming)
     while True:
         try:
             request = conn.recv()

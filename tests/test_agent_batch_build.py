@@ -4,10 +4,15 @@ playout at a time."""
 
 from __future__ import annotations
 
+import asyncio
 import time
+
+import pytest
 
 from agent.brains.gdl import GdlBrain
 from agent.brains.options import BrainOptions, GameSpec
+from agent.gamer import Gamer
+from solvers.numba_switch import numba_allowed
 
 # two roles take turns adding 1 or 2; whoever reaches 5 wins
 RACE = ("(role a) (role b) (init (sum 0)) (init (control a)) "
@@ -44,13 +49,6 @@ def test_with_no_start_clock_left_the_match_plays_one_playout_at_a_time() -> Non
 
 
 def test_a_spare_worker_loads_the_compiled_kernels_while_idle() -> None:
-    import asyncio
-
-    import pytest
-
-    from agent.gamer import Gamer
-    from solvers.numba_switch import numba_allowed
-
     if not numba_allowed():
         pytest.skip("numba is switched off (GGP_NUMBA=0) or absent")
 

@@ -23,6 +23,7 @@ import time
 import numpy as np
 from numba import njit
 
+from gdl.reasoning.batch_kernels import HASH_SEED, hash_final, hash_word
 from solvers.matrix.simplex_kernels import GAIN_TOLERANCE, solve_one
 
 # leaf kinds of a descent
@@ -50,26 +51,19 @@ def _random(rng: np.ndarray) -> float:
 
 
 @_jit
-def hash_state(row: np.ndarray) -> np.uint64:
+def hash_row(row: np.ndarray) -> np.uint64:
     """The hash of one packed state (as :func:`gdl.reasoning.batch_kernels.hash_rows`)."""
-    h = np.uint64(0x243F6A8885A308D3)
+    h = HASH_SEED
     for k in range(len(row)):
-        h ^= row[k]
-        h *= np.uint64(0x9E3779B97F4A7C15)
-        h ^= h >> np.uint64(29)
-    h ^= h >> np.uint64(30)
-    h *= np.uint64(0xBF58476D1CE4E5B9)
-    h ^= h >> np.uint64(27)
-    h *= np.uint64(0x94D049BB133111EB)
-    h ^= h >> np.uint64(31)
-    return h
+        h = hash_word(h, row[k])
+    return hash_final(h)
 
 
 @_jit
 def find(table: np.ndarray, state: np.ndarray, row: np.ndarray) -> int:
     """The node of packed state ``row`` (-1: none)."""
     mask = np.uint64(len(table) - 1)
-    s = hash_state(row) & mask
+    s = hash_row(row) & mask
     w = len(row)
     while True:
         held = table[s]
@@ -88,7 +82,7 @@ def find(table: np.ndarray, state: np.ndarray, row: np.ndarray) -> int:
 @_jit
 def _insert(table: np.ndarray, row: np.ndarray, node: int) -> None:
     mask = np.uint64(len(table) - 1)
-    s = hash_state(row) & mask
+    s = hash_row(row) & mask
     while table[s] >= 0:
         s = (s + np.uint64(1)) & mask
     table[s] = node

@@ -130,23 +130,38 @@ def evaluate_network(rows: np.ndarray, literal_rows: np.ndarray, negate: np.ndar
                     break
 
 
+HASH_SEED = np.uint64(0x243F6A8885A308D3)
+
+
+@_jit
+def hash_word(h: np.uint64, word: np.uint64) -> np.uint64:
+    """One word of a row into its hash (see :func:`hash_rows`)."""
+    h ^= word
+    h *= np.uint64(0x9E3779B97F4A7C15)
+    return h ^ (h >> np.uint64(29))
+
+
+@_jit
+def hash_final(h: np.uint64) -> np.uint64:
+    """A row's hash from its words' (splitmix64's finaliser)."""
+    h ^= h >> np.uint64(30)
+    h *= np.uint64(0xBF58476D1CE4E5B9)
+    h ^= h >> np.uint64(27)
+    h *= np.uint64(0x94D049BB133111EB)
+    return h ^ (h >> np.uint64(31))
+
+
 @_jit
 def hash_rows(rows: np.ndarray) -> np.ndarray:
-    """As :func:`gdl.expansion.row_table.hash_rows` (the same hash, so tables mix paths)."""
+    """As :func:`gdl.expansion.row_table.hash_rows` (the same hash, so tables mix paths;
+    the graph search's transposition table too)."""
     n, w = rows.shape
     out = np.empty(n, dtype=np.uint64)
     for i in range(n):
-        h = np.uint64(0x243F6A8885A308D3)
+        h = HASH_SEED
         for k in range(w):
-            h ^= rows[i, k]
-            h *= np.uint64(0x9E3779B97F4A7C15)
-            h ^= h >> np.uint64(29)
-        h ^= h >> np.uint64(30)
-        h *= np.uint64(0xBF58476D1CE4E5B9)
-        h ^= h >> np.uint64(27)
-        h *= np.uint64(0x94D049BB133111EB)
-        h ^= h >> np.uint64(31)
-        out[i] = h
+            h = hash_word(h, rows[i, k])
+        out[i] = hash_final(h)
     return out
 
 
