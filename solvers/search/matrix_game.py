@@ -21,13 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.errors import GameError
+from solvers.matrix.lp import maximin
 
 
 def _lp(payoff: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-    # deferred: scipy.optimize takes ~1 s to import, and most searches (and a freshly
-    # started agent worker) never need an LP
-    from solvers.matrix.lp import maximin
-
     try:
         x, value, y = maximin(payoff)
     except GameError:  # cannot happen for a finite matrix; keep a safe answer
