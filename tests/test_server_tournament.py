@@ -112,7 +112,7 @@ async def test_tournament_queues_for_a_busy_websocket_agent(tmp_path) -> None:
 
     records = Records(tmp_path / "q.sqlite")
     # seat_wait is short, but bob is connected: matches wait for him instead of aborting
-    async with MatchServer(records, port=0, seat_wait=0.2) as server:
+    async with MatchServer(records, port=0, seat_wait=0.2, registration="open") as server:
         bob = await ScriptedAgent(server.url, "bob").start()
         result = await run_tournament(server, [Pennies()], ["ws:bob", "random?delay=0.1",
                                                             "first?delay=0.1"],
