@@ -19,13 +19,13 @@ import os
 import resource
 import signal
 import sys
+import threading
 from multiprocessing.connection import Connection
 from typing import Any
 
 from agent.brains.base import Brain
-from agent.brains.factory import make_brain
+from agent.brains.factory import make_brain, warm_up
 from agent.brains.options import BrainOptions, GameSpec
-from gdl.reasoning import kernels
 from solvers.errors import GameError
 
 log = logging.getLogger("agent.worker")
@@ -131,10 +131,10 @@ def worker_main(conn: Connection, crash_at_step: int | None = None, warm: bool =
     closes. SIGUSR1 cancels the request being served: it answers ``("cancelled",
     seq)`` at once (a cancelled ``play`` has still taken its observation, so
     ``goals`` works after it)."""
-    if warm:
-        # a spare, idle until its match: the batched playouts' compiled kernels now
-        # (0.65 s; on a start clock only from KERNEL_CLOCK on, and never on a play clock)
-        kernels.compiled(kernels.MIN_ITEMS)
+    if warm:  # a spare: the compiled kernels load beside the loop, so a START that
+        # comes first is served at once (its searches use the numpy passes until
+        # the kernels are in; numba's first compile takes 10-30 s)
+        threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
 
     # The cyclic collector's full passes over a big search tree take long enough to
     # make a move late; the tree has no cycles, so collect only between moves, and

@@ -66,6 +66,7 @@ def test_the_worker_knows_no_brain_by_its_kind() -> None:
                 if isinstance(node, ast.ImportFrom) and node.module
                 and node.module.startswith("agent.") for alias in node.names}
     assert imported == {("agent.brains.base", "Brain"), ("agent.brains.factory", "make_brain"),
+                        ("agent.brains.factory", "warm_up"),
                         ("agent.brains.options", "BrainOptions"),
                         ("agent.brains.options", "GameSpec")}
     assert "isinstance" not in (AGENT / "worker.py").read_text()
