@@ -247,8 +247,10 @@ def tournament_page(t: dict[str, Any], standings: Sequence[dict[str, Any]],
 def standings_table(rows: Sequence[dict[str, Any]], table_id: str) -> str:
     def ci(s: dict[str, Any]) -> str:
         if s.get("mean") is None or s.get("ci95") is None:
-            return "–"
-        return f"{s['mean'] - s['ci95']:.2f} .. {s['mean'] + s['ci95']:.2f}"
+            return "–"  # undefined: too few matches
+        low = s.get("ci95_low", s["mean"] - s["ci95"])  # (clipped to the payoff range)
+        high = s.get("ci95_high", s["mean"] + s["ci95"])
+        return f"{low:.2f} .. {high:.2f}"
 
     return table(["player", "game", "matches", "mean", "±95%", "95% CI", "W", "D", "L",
                   "aborted"],
