@@ -414,3 +414,16 @@ def test_a_match_watched_from_the_records_keeps_its_times(tmp_path: Path, capsys
     asyncio.run(watch())
     lines = capsys.readouterr().out.splitlines()
     assert lines == recorded_lines(db, match_id) and " s" in lines[2]
+
+
+def test_the_client_starts_without_the_heavy_modules() -> None:
+    """Issue 32, item 20: ``ggp client ... list`` took 5 s to start (the match engine,
+    the game formats, numpy and scipy came with its imports); it needs none of them."""
+    ran = subprocess.run([sys.executable, "-X", "importtime", "-m", "ggp_cli", "client",
+                          "--server", "ws://127.0.0.1:1", "--token", "t" * 32, "list"],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    imported = {line.split("|")[-1].strip() for line in ran.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "websockets" in imported and "server.live" in imported  # (the form read)
+    heavy = {"numpy", "scipy", "gdl.formats", "server.match", "server.records"}
+    assert not heavy & imported, heavy & imported
