@@ -169,16 +169,18 @@ def serve_main(argv: list[str]) -> int:
             token = new_token()
             token_file = Path(args.admin_token_file or f"{args.db}.admin-token")
             write_private(token_file, token + "\n")
-        asyncio.run(_serve(records, args, token, token_file, agents))
+        stopped_by = asyncio.run(_serve(records, args, token, token_file, agents))
     finally:
         records.close()
         if token_file is not None:
             token_file.unlink(missing_ok=True)  # the token dies with the server
-    return 0
+    # Ctrl-C exits 130, as every other command; a SIGTERM is the normal way to stop it
+    return 130 if stopped_by == signal.SIGINT else 0
 
 
 async def _serve(records: Records, args: argparse.Namespace, token: str,
-                 token_file: Path | None, agents: dict[str, str]) -> None:
+                 token_file: Path | None, agents: dict[str, str]) -> int:
+    """Serve until SIGINT or SIGTERM; the signal that stopped it."""
     server = MatchServer(records, host=args.host, port=args.port, game_dirs=args.games,
                          max_connections=args.max_connections, admin_token=token,
                          max_running=args.max_running, max_agents=args.max_agents,
@@ -188,10 +190,16 @@ async def _serve(records: Records, args: argparse.Namespace, token: str,
                          max_per_address=args.max_per_address)
     await server.start()
     stop = asyncio.Event()
+    stopped_by: list[int] = []
     loop = asyncio.get_running_loop()
+
+    def on_signal(sig: int) -> None:
+        stopped_by.append(sig)
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal, sig)
     print(f"serving on {server.url} (database {args.db}); pages at {server.http_url}",
           flush=True)
     if token_file is not None:
@@ -201,6 +209,7 @@ async def _serve(records: Records, args: argparse.Namespace, token: str,
     finally:
         await server.close()
     print("stopped; running matches were recorded as aborted", file=sys.stderr)
+    return stopped_by[0] if stopped_by else 0
 
 
 # --- ggp match ---
