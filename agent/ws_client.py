@@ -39,7 +39,8 @@ MAX_MESSAGE_BYTES = 4 * 1024 * 1024  # the server's frame limit
 RECONNECT_SECONDS = 60.0  # how long a lost connection is retried
 FIRST_DELAY, MAX_DELAY = 0.2, 5.0  # reconnection backoff (seconds)
 # errors that end the client: logging in again would be refused the same way
-LOGIN_REFUSED = frozenset({"bad-secret", "name-in-use", "taken-over", "bad-token"})
+LOGIN_REFUSED = frozenset({"bad-secret", "name-in-use", "taken-over", "bad-token",
+                           "not-registered"})
 
 
 class WsAgent:

@@ -5,10 +5,18 @@ lobby of logged-in agents, the running matches (one asyncio task each) and the
 records. Each socket runs :meth:`MatchServer._serve_socket`: log in with ``hello`` /
 ``rejoin`` within a time limit, then read messages one by one; every bad message is
 answered with an ``error`` and the socket, the server and the other matches go on.
-Limits against floods: at most ``max_connections`` sockets, a login deadline, and
-``max_message_bytes`` per message. A login must present the name's secret
-(``identities.py``); control messages need the operator's token, and ``create`` is
-bounded in running matches, launched agents and the hosts ``http://`` players may name.
+
+Limits against floods: at most ``max_connections`` sockets, and ``max_per_address`` of
+one client address; the whole login (what it reads and what it sends) within
+``login_timeout``; frames of at most ``LOGIN_FRAME_LIMIT`` bytes before a login (and on
+spectator sockets, which never log in), ``FRAME_LIMIT`` after it, and ``max_message_bytes``
+per message; a few frames buffered per socket. A login must present the name's secret,
+and a name new to the server needs the operator's consent (``identities.py``); control
+messages need the operator's token, and ``create`` is bounded in running matches,
+launched agents and the hosts ``http://`` players may name. Wrong secrets and tokens
+lock their address out for a while (``guard.py``). Websocket upgrades from other sites'
+pages are refused (``web/http.py``). The slow work (pages, records reads, secret
+hashes, game files) runs on threads, never on the event loop.
 """
 
 from __future__ import annotations
@@ -22,17 +30,20 @@ import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
 
 from gdl.formats import MAX_GAME_BYTES, detect_format, load_game_text
 from server import protocol
 from server.connections import Connection, Lobby
 from server.credentials import is_admin_token, new_token
 from server.engine import PoolEngine
+from server.guard import Guard, peer_address
 from server.identities import Identities
 from server.match import GRACE, PLAYCLOCK, STARTCLOCK, Match, MatchOptions, MatchOutcome
 from server.players.factory import make_player
@@ -43,15 +54,26 @@ from server.players.websocket import WsSeat
 from server.protocol import ProtocolError
 from server.records import Records
 from server.spectators import MAX_SPECTATORS, Spectators
-from server.web.http import LOOPBACK_NAMES, WebPages
+from server.web.http import LOOPBACK_NAMES, WebPages, is_upgrade, upgrade_refusal
 from solvers.errors import GameError
 from solvers.playable import PlayableGame
 
 log = logging.getLogger(__name__)
 
 FRAME_LIMIT = 4 << 20  # the websocket library closes (1009) above this; we answer below it
+LOGIN_FRAME_LIMIT = 64 << 10  # ... before a login, and on spectator sockets
+FRAME_QUEUE = (4, 1)  # frames buffered per socket before it is read no further (high, low)
 RECENT_MATCHES = 1024  # finished matches kept in memory so a late rejoin learns the end
 MAX_BAD_LOGINS = 3  # wrong secrets or tokens before a socket that is not logged in is closed
+PAGE_THREADS = 2  # the threads that read the records and make pages
+HANG_UP = 2.0  # seconds a closing socket may take to read the close frame
+Registration = Literal["closed", "seats", "open"]
+# (closed: a new name needs the admin token, or the operator's --agents file; seats: also
+# a name a ws: seat is waiting for, as on the embedded servers of match and tournament;
+# open: any first hello registers its name)
+BAD_LOGINS = ("bad-secret", "bad-token", "not-registered", "locked-out")  # (per socket)
+REFUSALS = {"bad-secret": "logins", "bad-token": "rejoin tokens",
+            "not-registered": "logins of names not registered", "not-allowed": "admin tokens"}
 
 
 class MatchServer:
@@ -66,7 +88,8 @@ class MatchServer:
                  http_allow: Sequence[str] = LOOPBACK,
                  agents: dict[str, str] | None = None,
                  max_spectators: int = MAX_SPECTATORS,
-                 public_spectators: bool = False, workers: int = 0) -> None:
+                 public_spectators: bool = False, workers: int = 0,
+                 registration: Registration = "closed", max_per_address: int = 64) -> None:
         self.records = records
         # 0: games are computed on the event loop; N: in N worker processes (server/engine.py)
         self.engine = PoolEngine(workers) if workers else None
@@ -91,10 +114,16 @@ class MatchServer:
         self.tasks: dict[str, asyncio.Task[MatchOutcome]] = {}
         self.finished: OrderedDict[str, MatchOutcome] = OrderedDict()
         self._finished_seats: dict[str, set[str]] = {}  # the ws seats' names, for rejoins
+        self.registration = registration
+        self.guard = Guard(max_per_address)
         self.identities = Identities(records)
+        self.pages = ThreadPoolExecutor(PAGE_THREADS, thread_name_prefix="pages")
         self.spectators = Spectators(records, max_spectators=max_spectators,
-                                     admin_token=self.admin_token, public=public_spectators)
-        self.web = WebPages(self.spectators, records, host.lower() in LOOPBACK_NAMES)
+                                     admin_token=self.admin_token, public=public_spectators,
+                                     pool=self.pages, guard=self.guard,
+                                     idle_timeout=login_timeout)
+        self.loopback_only = host.lower() in LOOPBACK_NAMES
+        self.web = WebPages(self.spectators, self.loopback_only)
         self.agents = dict(agents or {})  # names the operator registers: name -> secret
         self._server: Server | None = None
         self._ids = itertools.count(1)
@@ -109,8 +138,8 @@ class MatchServer:
         try:
             self._server = await serve(self._serve_socket, self.host, self.port,
                                        max_size=FRAME_LIMIT, ping_interval=20,
-                                       ping_timeout=20, max_queue=64, compression=None,
-                                       process_request=self.web.process_request)
+                                       ping_timeout=20, max_queue=FRAME_QUEUE,
+                                       compression=None, process_request=self._process_request)
         except OSError as exc:
             raise GameError(f"cannot listen on {self.host}:{self.port}: "
                             f"{exc.strerror or exc}") from None
@@ -138,6 +167,8 @@ class MatchServer:
         if self._server is not None:
             self._server.close()
             await self._server.wait_closed()
+        self.identities.close()
+        self.pages.shutdown(wait=False, cancel_futures=True)
 
     async def __aenter__(self) -> MatchServer:
         await self.start()
@@ -246,19 +277,39 @@ class MatchServer:
 
     # --- sockets ---
 
+    async def _process_request(self, connection: ServerConnection,
+                               request: Request) -> Response | None:
+        """A websocket upgrade goes on to the handshake (unless a page of another site
+        asks for it), with the frame limit of a socket not logged in; any other request
+        is a page."""
+        if not is_upgrade(request):
+            return await self.web.process_request(peer_address(connection.remote_address),
+                                                  request)
+        refused = upgrade_refusal(request, self.loopback_only)
+        if refused is None:
+            connection.protocol.max_message_size = LOGIN_FRAME_LIMIT
+        return refused
+
     async def _serve_socket(self, ws: ServerConnection) -> None:
-        if self.sockets >= self.max_connections:
-            with contextlib.suppress(ConnectionClosed):
-                await ws.send(protocol.encode(protocol.error(
-                    "server-full", f"at most {self.max_connections} connections")))
-                await ws.close(1013, "server full")
+        address = peer_address(ws.remote_address)
+        full = self.sockets >= self.max_connections
+        if full or not self.guard.sockets.add(address):
+            await hang_up(ws, 1013, "server full", protocol.error(
+                "server-full", f"at most {self.max_connections} connections" if full
+                else f"at most {self.guard.sockets.per_address} connections from one address"))
             return
         self.sockets += 1
         conn: Connection | None = None
         try:
-            conn = await self._login(ws)
-            if conn is None:
+            login = await self._login(ws, address)
+            if isinstance(login, dict):  # a spectator: never logs in
+                log.info("spectator from %s watches %s", _peer(ws), login["match"])
+                await self.spectators.serve(ws, login, self._control, self.max_message_bytes)
                 return
+            if login is None:
+                return
+            conn = login
+            ws.protocol.max_message_size = FRAME_LIMIT
             heartbeat = asyncio.create_task(self._heartbeat(conn))
             try:
                 async for data in ws:
@@ -276,58 +327,83 @@ class MatchServer:
             pass
         finally:
             self.sockets -= 1
+            self.guard.sockets.remove(address)
             if conn is not None:
                 await self._disconnect(conn)
 
-    async def _login(self, ws: ServerConnection) -> Connection | None:
-        """Read messages until a valid hello/rejoin (within the login deadline; a socket
-        that fails ``MAX_BAD_LOGINS`` secrets is closed: guessing costs a new socket)."""
-        deadline = asyncio.get_running_loop().time() + self.login_timeout
+    async def _login(self, ws: ServerConnection,
+                     address: str) -> Connection | dict[str, Any] | None:
+        """Read messages until a valid hello/rejoin (the connection), or a ``watch``
+        (the message: a spectator), all within the login deadline, what is sent
+        included; None when the socket is closed. A socket that fails ``MAX_BAD_LOGINS``
+        secrets is closed: guessing costs a new socket (and, soon, a wait: guard.py)."""
         failures = 0
-        while True:
-            left = deadline - asyncio.get_running_loop().time()
+        try:
+            async with asyncio.timeout(self.login_timeout):
+                while True:
+                    data = await ws.recv()
+                    try:
+                        login = await self._login_message(ws, address, data)
+                        if login is not None:
+                            return login
+                    except ProtocolError as exc:
+                        await ws.send(protocol.encode(exc.to_message()))
+                        failures += exc.code in BAD_LOGINS
+                        if failures >= MAX_BAD_LOGINS:
+                            break
+        except TimeoutError:
+            await hang_up(ws, 1008, "no hello in time")
+            return None
+        await hang_up(ws, 1008, "too many bad secrets")
+        return None
+
+    async def _login_message(self, ws: ServerConnection, address: str,
+                             data: str | bytes) -> Connection | dict[str, Any] | None:
+        """One message before a login: the connection once logged in, the message when it
+        is a spectator's ``watch``, else None."""
+        message = protocol.parse_message(data, self.max_message_bytes)
+        kind = message["type"]
+        if kind == "hello":
+            self.guard.check_locked(address, "hello")
             try:
-                data = await asyncio.wait_for(ws.recv(), max(0.0, left))
-            except TimeoutError:
-                await ws.close(1008, "no hello in time")
-                return None
-            try:
-                message = protocol.parse_message(data, self.max_message_bytes)
-                if message["type"] == "hello":
-                    await self.identities.check(message["name"], message["token"])
-                    conn = Connection(ws, message["name"], message["token"],
-                                      message.get("max_matches", 1))
-                    self.lobby.add(conn)
-                    log.info("agent %s logged in from %s", conn.name, _peer(ws))
-                    await conn.send(protocol.welcome(conn.name, self.heartbeat))
-                    await self.lobby.released()
-                    return conn
-                if message["type"] == "rejoin":
-                    conn = await self._rejoin(None, ws, message)
-                    if conn is not None:
-                        log.info("agent %s rejoined %s from %s", conn.name, message["match"],
-                                 _peer(ws))
-                        return conn
-                    continue
-                if message["type"] == "ping":
-                    await ws.send(protocol.encode(protocol.pong(message.get("nonce"))))
-                    continue
-                if message["type"] in ("create", "abort", "list"):
-                    await self._control(ws, message)
-                    continue
-                if message["type"] in ("watch", "unwatch"):  # a spectator: never logs in
-                    log.info("spectator from %s watches %s", _peer(ws), message["match"])
-                    await self.spectators.serve(ws, message, self._control,
-                                                self.max_message_bytes)
-                    return None
-                raise ProtocolError("not-logged-in", "say hello (or rejoin) first",
-                                    ref=message["type"])
+                await self.identities.check(message["name"], message["token"],
+                                            self._may_register(message))
             except ProtocolError as exc:
-                await ws.send(protocol.encode(exc.to_message()))
-                failures += exc.code in ("bad-secret", "bad-token")
-                if failures >= MAX_BAD_LOGINS:
-                    await ws.close(1008, "too many bad secrets")
-                    return None
+                self.guard.failures.fail(address, REFUSALS.get(exc.code, exc.code))
+                raise
+            conn = Connection(ws, message["name"], message["token"],
+                              message.get("max_matches", 1))
+            self.lobby.add(conn)
+            log.info("agent %s logged in from %s", conn.name, _peer(ws))
+            await conn.send(protocol.welcome(conn.name, self.heartbeat))
+            await self.lobby.released()
+            return conn
+        if kind == "rejoin":
+            conn = await self._rejoin(None, ws, message)
+            if conn is not None:
+                log.info("agent %s rejoined %s from %s", conn.name, message["match"],
+                         _peer(ws))
+            return conn
+        if kind == "ping":
+            await ws.send(protocol.encode(protocol.pong(message.get("nonce"))))
+            return None
+        if kind in ("create", "abort", "list"):
+            await self._control(ws, message)
+            return None
+        if kind in ("watch", "unwatch"):
+            return message
+        raise ProtocolError("not-logged-in", "say hello (or rejoin) first", ref=kind)
+
+    def _may_register(self, hello: dict[str, Any]) -> bool:
+        """Whether this hello may register its name if the name is new (the module
+        docstring of ``identities.py``); a wrong admin token is refused."""
+        given = hello.get("admin_token")
+        if given is not None:
+            if not is_admin_token(given, self.admin_token):
+                raise ProtocolError("not-allowed", "wrong admin token", ref="hello")
+            return True
+        return self.registration == "open" or (
+            self.registration == "seats" and hello["name"] in self.lobby.waiting)
 
     async def _handle(self, conn: Connection, data: str | bytes) -> None:
         try:
@@ -379,6 +455,8 @@ class MatchServer:
         secret, so before ``hello`` it logs the connection in under that name, taking over
         from a live connection of that name); a finished match answers its end."""
         match_id, token = message["match"], message["token"]
+        address = peer_address(ws.remote_address)
+        self.guard.check_locked(address, "rejoin", match_id)
         match = self.matches.get(match_id)
         if match is not None:
             holders = [(p.name, p) for p in match.players if isinstance(p, WsSeat)]
@@ -390,6 +468,7 @@ class MatchServer:
         if conn is not None:
             owners &= {conn.name}
         if not owners:
+            self.guard.failures.fail(address, REFUSALS["bad-token"])
             raise ProtocolError("bad-token", f"that token holds no seat in {match_id}",
                                 match_id, "rejoin")
         if conn is None:
@@ -441,9 +520,10 @@ class MatchServer:
 
     async def _control(self, ws: ServerConnection, message: dict[str, Any]) -> None:
         given = message.get("admin_token", "")
+        address = peer_address(ws.remote_address)
+        self.guard.check_locked(address, message["type"])
         if not is_admin_token(given, self.admin_token):
-            log.info("control message %s from %s refused: no admin token", message["type"],
-                     _peer(ws))
+            self.guard.failures.fail(address, REFUSALS["not-allowed"])
             raise ProtocolError("not-allowed", "control messages need the admin token "
                                 "(\"admin_token\")", ref=message["type"])
         kind = message["type"]
@@ -458,8 +538,8 @@ class MatchServer:
             await ws.send(protocol.encode(protocol.aborted(message["match"])))
         elif kind == "create":
             try:
+                game = await asyncio.to_thread(self.load_game, message["game"])
                 self._check_limits(message["players"])
-                game = self.load_game(message["game"])
                 match = self.start_match(game, message["players"], MatchOptions(
                     message.get("startclock", STARTCLOCK), message.get("playclock", PLAYCLOCK),
                     message.get("seed")))
@@ -493,6 +573,21 @@ class MatchServer:
         with contextlib.suppress(ConnectionClosed):
             await ws.send(protocol.encode(protocol.finished(match_id, outcome.status,
                                                             outcome.payoffs)))
+
+
+async def hang_up(ws: ServerConnection, code: int, reason: str,
+                  last: dict[str, Any] | None = None) -> None:
+    """Send ``last`` (if any) and close, waiting at most ``HANG_UP`` seconds for a client
+    that does not read, then drop the connection."""
+    try:
+        async with asyncio.timeout(HANG_UP):
+            if last is not None:
+                await ws.send(protocol.encode(last))
+            await ws.close(code, reason)
+    except TimeoutError:
+        ws.transport.abort()
+    except ConnectionClosed:
+        pass
 
 
 def _peer(ws: ServerConnection) -> str:

@@ -11,6 +11,7 @@ matches queue for a busy agent, and give up only when no agent of that name is c
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import Any
 
 from websockets.asyncio.server import ServerConnection
@@ -64,6 +65,7 @@ class Lobby:
 
     def __init__(self) -> None:
         self.by_name: dict[str, Connection] = {}
+        self.waiting: Counter[str] = Counter()  # names seats are waiting for, how many
         self._changed = asyncio.Condition()
 
     def add(self, conn: Connection) -> None:
@@ -96,18 +98,24 @@ class Lobby:
         that is busy in other matches is waited for: tournaments queue for it)."""
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
-        async with self._changed:
-            while True:
-                conn = self.by_name.get(name)
-                if conn is not None and conn.free:
-                    conn.seats.add(seat)
-                    return conn
-                if conn is not None and not conn.closed:
-                    deadline = loop.time() + timeout
-                left = deadline - loop.time()
-                if left <= 0:
-                    return None
-                try:
-                    await asyncio.wait_for(self._changed.wait(), left)
-                except TimeoutError:
-                    pass
+        self.waiting[name] += 1
+        try:
+            async with self._changed:
+                while True:
+                    conn = self.by_name.get(name)
+                    if conn is not None and conn.free:
+                        conn.seats.add(seat)
+                        return conn
+                    if conn is not None and not conn.closed:
+                        deadline = loop.time() + timeout
+                    left = deadline - loop.time()
+                    if left <= 0:
+                        return None
+                    try:
+                        await asyncio.wait_for(self._changed.wait(), left)
+                    except TimeoutError:
+                        pass
+        finally:
+            self.waiting[name] -= 1
+            if not self.waiting[name]:
+                del self.waiting[name]

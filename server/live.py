@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from server.match import Match, MatchListener, MatchOutcome
-from server.records import Records
-from solvers.playable import PlayableGame, State
+if TYPE_CHECKING:  # (types only: ``ggp client`` prints with this module, and must start
+    # fast, without the match's engine and the game formats behind it)
+    from server.match import Match, MatchListener, MatchOutcome
+    from server.records import Records
+    from solvers.playable import PlayableGame, State
 
 POLL_SECONDS = 0.25  # how often a follower reads the records
 

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
+from server import loop_clock
 from server.engine import InlineEngine, PoolEngine
 from server.gdl2 import is_gdl2, step_percepts
 from server.players.base import Player, PlayerGone, SeatInfo, SeatUnfilled, StepRequest
@@ -273,17 +274,26 @@ class Match:
         if not request.legal:
             return None, ""
         player = self.players[role]
-        sent = time.perf_counter()
+        clock = loop_clock.running()
+        sent = clock.now()
+        limit = request.deadline + self.grace
         try:
-            reply = await asyncio.wait_for(player.play(request), request.deadline + self.grace)
+            reply = await clock.wait(asyncio.ensure_future(player.play(request)), sent + limit)
         except TimeoutError:
+            self.answer_times[role] = clock.now() - sent
             return None, "TO" if player.connected else "CE"
         except (PlayerGone, ConnectionError, OSError):
+            self.answer_times[role] = clock.now() - sent
             return None, "CE"
         except Exception:  # a player's own failure (even a bug) never ends the match
             log.exception("match %s role %d: the player failed", self.id, role)
+            self.answer_times[role] = clock.now() - sent
             return None, "CE"
-        finally:
-            self.answer_times[role] = time.perf_counter() - sent
-        self.outcome.latencies.append(time.perf_counter() - sent)
+        # from the request to when the answer reached the server (after a stall of the
+        # loop, when it may have: server/loop_clock.py), not to when the loop read it
+        arrived = player.answered_at if player.answered_at is not None else clock.arrival()
+        took = self.answer_times[role] = max(0.0, arrived - sent)
+        self.outcome.latencies.append(took)
+        if took > limit:  # read within the catch-up, but it came too late
+            return None, "TO"
         return reply, ""

@@ -27,10 +27,11 @@ def standings_plot(path: str | Path, rows: Sequence[Standing], title: str) -> li
 
 
 def _interval(row: Standing) -> tuple[str, float, float | None, float | None]:
-    mean = row.mean or 0.0
-    half = row.ci95
-    return (row.entrant, mean, None if half is None else mean - half,
-            None if half is None else mean + half)
+    """(player, mean, low, high): the interval within the payoff range, or none drawn
+    where it is undefined (too few matches)."""
+    interval = row.interval
+    return (row.entrant, row.mean or 0.0, None if interval is None else interval[0],
+            None if interval is None else interval[1])
 
 
 def ratings_plot(path: str | Path, report: dict[str, Any]) -> list[Panel]:

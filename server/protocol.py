@@ -27,6 +27,7 @@ MAX_MOVE_CHARS = 4096
 MAX_ECHO_CHARS = 200  # of an illegal move, in the ``IL`` fault recorded and sent back
 MAX_SEED = (1 << 63) - 1  # the records' INTEGER column (SQLite: signed 64 bits)
 MAX_COUNT = 1 << 31  # steps, max_matches, protocol version: far above any real use
+MAX_NONCE_BYTES = 256  # of a ping's nonce as JSON: a pong never grows what a client sends
 
 
 class ProtocolError(GameError):
@@ -74,6 +75,12 @@ def _any(value: Any) -> Any:
     return value
 
 
+def _nonce(value: Any) -> Any:
+    if len(json.dumps(value)) > MAX_NONCE_BYTES:
+        raise ValueError(f"at most {MAX_NONCE_BYTES} bytes of JSON")
+    return value
+
+
 def _player_list(value: Any) -> list[str]:
     if not isinstance(value, list) or not 1 <= len(value) <= 64 \
             or not all(isinstance(v, str) and 0 < len(v) <= 512 for v in value):
@@ -84,26 +91,29 @@ def _player_list(value: Any) -> list[str]:
 _NAME = _str(NAME_PATTERN)
 _TOKEN = _str(TOKEN_PATTERN)
 _MATCH = _str(MATCH_ID_PATTERN)
+_ADMIN = _str(max_chars=256)
 
 # type -> {field: (check, required)}
 CLIENT_MESSAGES: dict[str, dict[str, tuple[Any, bool]]] = {
+    # ``admin_token``: the operator's token registers a name that is new to the server
     "hello": {"name": (_NAME, True), "token": (_TOKEN, True),
-              "max_matches": (_int(1), False), "protocol": (_int(1), False)},
+              "max_matches": (_int(1), False), "protocol": (_int(1), False),
+              "admin_token": (_ADMIN, False)},
     "ready": {"match": (_MATCH, True)},
     # ``move`` itself is checked by the match (a non-string move is ``IL null``, not an error)
     "move": {"match": (_MATCH, True), "step": (_int(1), True), "move": (_any, True),
              "role": (_str(max_chars=256), False)},
     "rejoin": {"match": (_MATCH, True), "token": (_TOKEN, True), "name": (_NAME, False)},
-    "ping": {"nonce": (_any, False)},
-    "pong": {"nonce": (_any, False)},
+    "ping": {"nonce": (_nonce, False)},
+    "pong": {"nonce": (_nonce, False)},
     "create": {"game": (_str(max_chars=1024), True), "players": (_player_list, True),
                "startclock": (_clock, False), "playclock": (_clock, False),
-               "seed": (_int(0, MAX_SEED), False), "admin_token": (_str(max_chars=256), False)},
-    "abort": {"match": (_MATCH, True), "admin_token": (_str(max_chars=256), False)},
-    "list": {"admin_token": (_str(max_chars=256), False)},
+               "seed": (_int(0, MAX_SEED), False), "admin_token": (_ADMIN, False)},
+    "abort": {"match": (_MATCH, True), "admin_token": (_ADMIN, False)},
+    "list": {"admin_token": (_ADMIN, False)},
     # spectators (no login, no token: read-only; the admin token lifts the live
     # redaction of hidden-information matches)
-    "watch": {"match": (_MATCH, True), "admin_token": (_str(max_chars=256), False)},
+    "watch": {"match": (_MATCH, True), "admin_token": (_ADMIN, False)},
     "unwatch": {"match": (_MATCH, True)},
 }
 
@@ -119,6 +129,11 @@ def parse_message(data: str | bytes, max_bytes: int = MAX_MESSAGE_BYTES) -> dict
         message = json.loads(data, parse_constant=_no_constant, parse_float=_finite_float)
     except (ValueError, RecursionError) as exc:
         raise ProtocolError("bad-json", f"not JSON: {str(exc)[:200]}") from None
+    # a text frame is valid UTF-8, but a JSON escape can still make a lone surrogate
+    # ("\\ud800"), which no record, page or reply could encode
+    if ("\\u" in data or not data.isascii()) and not is_unicode(message):
+        raise ProtocolError("bad-json", "a string holds a lone surrogate (\\ud800-\\udfff): "
+                            "not Unicode text")
     if not isinstance(message, dict):
         raise ProtocolError("bad-json", "a message is a JSON object with a 'type' field")
     kind = message.get("type")
@@ -143,6 +158,24 @@ def parse_message(data: str | bytes, max_bytes: int = MAX_MESSAGE_BYTES) -> dict
     return out
 
 
+def is_unicode(value: Any) -> bool:
+    """Whether every string in a JSON value (keys included) is valid Unicode text."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return False
+        elif isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return True
+
+
 def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
@@ -154,9 +187,22 @@ def _finite_float(text: str) -> float:
     return value
 
 
-def encode(message: dict[str, Any]) -> str:
+def encode(message: Any) -> str:
     """A message as one compact JSON text frame (ValueError rather than invalid JSON)."""
     return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def encode_large(message: dict[str, Any], *lists: str) -> str:
+    """:func:`encode` with the list fields ``lists`` encoded item by item: the same JSON
+    (those fields last), without one long call that holds the interpreter lock, so a page
+    thread encoding a long match never stalls the event loop."""
+    rest = {k: v for k, v in message.items() if k not in lists}
+    tail = [f"{encode(k)}:[" + ",".join(encode(item) for item in message[k]) + "]"
+            for k in lists if k in message]
+    text = encode(rest)
+    if not tail:
+        return text
+    return text[:-1] + ("," if rest else "") + ",".join(tail) + "}"
 
 
 # Server -> client messages (see PROTOCOL.md for each field).

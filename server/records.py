@@ -38,6 +38,7 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote
 
 from solvers.errors import GameError
 
@@ -122,7 +123,137 @@ def _owner_alive(owner: str | None) -> bool:
     return True
 
 
-class Records:
+def _create_private(path: str) -> None:
+    """Create a new database file readable by its owner only (mode 0600): it holds the
+    agents' secret hashes and GDL-II percepts. SQLite gives its WAL and shared-memory
+    files the database's mode."""
+    if path == ":memory:":
+        return
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
+class RecordReads:
+    """The reads of the match database, over ``_read_query`` (run wherever the subclass
+    keeps its connection)."""
+
+    def _read_query(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    path: str
+
+    def list_matches(self, tournament: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
+        """Matches, newest first (JSON columns decoded)."""
+        where, args = ("WHERE tournament=?", (tournament,)) if tournament else ("", ())
+        rows = self._read_query(f"SELECT id, game, format, roles, players, seed, status,"
+                                f" reason, payoffs, tournament, started, finished FROM matches"
+                                f" {where} ORDER BY started DESC, id LIMIT ?", (*args, limit))
+        matches = [_decode(row) for row in rows]
+        faults = self._fault_counts([m["id"] for m in matches])
+        for match in matches:
+            match["faults"] = faults.get(match["id"], [0] * len(match["roles"]))
+        return matches
+
+    def _fault_counts(self, ids: list[str]) -> dict[str, list[int]]:
+        """Per match, per role: the steps with an error (timeout, illegal move ...)."""
+        counts: dict[str, list[int]] = {}
+        for start in range(0, len(ids), 500):  # SQLite's bound on query parameters
+            chunk = ids[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for row in self._read_query(f"SELECT match, errors FROM steps WHERE match IN"
+                                        f" ({marks})", tuple(chunk)):
+                flags = [bool(e) for e in json.loads(row["errors"])]
+                old = counts.setdefault(row["match"], [0] * len(flags))
+                counts[row["match"]] = [c + f for c, f in zip(old, flags, strict=True)]
+        return counts
+
+    def list_tournaments(self, limit: int = 1000) -> list[dict[str, Any]]:
+        """Tournaments, newest first, with how many matches each recorded."""
+        rows = self._read_query("SELECT t.id, t.config, t.status, t.started, t.finished,"
+                                " (SELECT COUNT(*) FROM matches m WHERE m.tournament = t.id)"
+                                " AS matches FROM tournaments t ORDER BY t.started DESC, t.id"
+                                " LIMIT ?", (limit,))
+        return [_decode(row) for row in rows]
+
+    def get_match(self, match: str) -> dict[str, Any]:
+        """One match with its steps; :class:`GameError` when there is no such match."""
+        rows = self._read_query("SELECT * FROM matches WHERE id=?", (match,))
+        if not rows:
+            raise GameError(f"no match {match!r} in {self.path}")
+        out = _decode(rows[0])
+        steps = self._read_query("SELECT step, moves, errors, state, time, percepts, times"
+                                 " FROM steps WHERE match=? ORDER BY step", (match,))
+        out["steps"] = [_decode(step) for step in steps]
+        return out
+
+    def steps_after(self, match: str, step: int) -> list[dict[str, Any]]:
+        """The match's steps after ``step``, in order (a follower's poll)."""
+        rows = self._read_query("SELECT step, moves, errors, state, time, percepts, times"
+                                " FROM steps WHERE match=? AND step>? ORDER BY step",
+                                (match, step))
+        return [_decode(row) for row in rows]
+
+    def match_status(self, match: str) -> tuple[str, list[float] | None, str | None]:
+        """(status, payoffs, reason) of a recorded match."""
+        rows = self._read_query("SELECT status, payoffs, reason FROM matches WHERE id=?",
+                                (match,))
+        if not rows:
+            raise GameError(f"no match {match!r} in {self.path}")
+        row = _decode(rows[0])
+        return row["status"], row["payoffs"], row["reason"]
+
+    def game_rules(self, game_hash: str | None) -> dict[str, str] | None:
+        """``{"format", "name", "text"}`` of a stored game (None: not stored, as in
+        databases from before rules were recorded)."""
+        if game_hash is None:
+            return None
+        rows = self._read_query("SELECT format, name, text FROM games WHERE hash=?",
+                                (game_hash,))
+        return rows[0] if rows else None
+
+    def get_tournament(self, tid: str) -> dict[str, Any]:
+        rows = self._read_query("SELECT * FROM tournaments WHERE id=?", (tid,))
+        if not rows:
+            raise GameError(f"no tournament {tid!r} in {self.path}")
+        return _decode(rows[0])
+
+
+class RecordsReader(RecordReads):
+    """Reads of a match database on connections of their own, one per thread that reads
+    (the server's page threads), so a long read never waits for, nor delays, the commits
+    of running matches (WAL: readers and the writer do not block each other)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+
+    def _read_query(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        db = getattr(self._local, "db", None)
+        if db is None:
+            try:
+                db = sqlite3.connect(f"file:{quote(self.path)}?mode=ro", uri=True,
+                                     check_same_thread=False)
+                db.execute("PRAGMA busy_timeout=5000")
+            except sqlite3.Error as exc:
+                raise GameError(f"{self.path}: cannot read the match database: {exc}") \
+                    from None
+            self._local.db = db
+            with self._lock:
+                self._all.append(db)
+        return _query(db, sql, args)
+
+    def close(self) -> None:
+        with self._lock:
+            for db in self._all:
+                db.close()
+            self._all.clear()
+
+
+class Records(RecordReads):
     """The match database (one file, WAL); blocking methods plus ``a``-prefixed async ones."""
 
     MAX_BATCH = 512
@@ -146,6 +277,7 @@ class Records:
 
     def _open(self) -> sqlite3.Connection:
         try:
+            _create_private(self.path)
             db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             db.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode: a process crash loses no committed step; only a power
@@ -167,8 +299,9 @@ class Records:
                     if not _owner_alive(row[1])]
                 db.executemany(f"UPDATE {table} SET status='aborted'{extra}, finished=? "
                                "WHERE id=?", orphans)
-        except sqlite3.Error as exc:
-            raise GameError(f"{self.path}: cannot open the match database: {exc}") from None
+        except (sqlite3.Error, OSError) as exc:
+            raise GameError(f"{self.path}: cannot open the match database: "
+                            f"{getattr(exc, 'strerror', None) or exc}") from None
         return db
 
     def _work(self) -> None:
@@ -293,6 +426,12 @@ class Records:
         in any case); the hash the name now has. Atomic: of two first logins, one wins."""
         return await self._arun(self._register_agent, name, secret_hash, source, replace)
 
+    async def agent_hash(self, name: str) -> str | None:
+        """The stored secret hash of a registered agent name (None: not registered)."""
+        rows = await self._arun(self._query, "SELECT secret_hash FROM agents WHERE name=?",
+                                (name,))
+        return rows[0]["secret_hash"] if rows else None
+
     async def begin_match(self, row: dict[str, Any]) -> None:
         await self._arun(self._begin_match, row)
 
@@ -345,91 +484,27 @@ class Records:
         recorded already, so a match run again after a lost node is kept once."""
         return await self._arun(self._import_match, record)
 
+    def _read_query(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        return self._run(self._query, sql, args)
+
+    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
+        return _query(self._conn, sql, args)
+
+    def reader(self) -> RecordReads:
+        """Reads on connections of their own (:class:`RecordsReader`); an in-memory
+        database has none but this one."""
+        return self if self.path == ":memory:" else RecordsReader(self.path)
+
     async def begin_tournament(self, tid: str, config: dict[str, Any]) -> None:
         await self._arun(self._begin_tournament, tid, config)
 
     async def finish_tournament(self, tid: str, status: str, standings: Any) -> None:
         await self._arun(self._finish_tournament, tid, status, standings)
 
-    # --- reads ---
-
-    def _query(self, sql: str, args: tuple[Any, ...] = ()) -> list[dict[str, Any]]:
-        cursor = self._conn.execute(sql, args)
-        names = [d[0] for d in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-    def list_matches(self, tournament: str | None = None, limit: int = 1000) -> list[dict[str, Any]]:
-        """Matches, newest first (JSON columns decoded)."""
-        where, args = ("WHERE tournament=?", (tournament,)) if tournament else ("", ())
-        rows = self._run(self._query, f"SELECT id, game, format, roles, players, seed, status,"
-                         f" reason, payoffs, tournament, started, finished FROM matches {where}"
-                         f" ORDER BY started DESC, id LIMIT ?", (*args, limit))
-        matches = [_decode(row) for row in rows]
-        faults = self._run(self._fault_counts, [m["id"] for m in matches])
-        for match in matches:
-            match["faults"] = faults.get(match["id"], [0] * len(match["roles"]))
-        return matches
-
-    def _fault_counts(self, ids: list[str]) -> dict[str, list[int]]:
-        """Per match, per role: the steps with an error (timeout, illegal move ...)."""
-        counts: dict[str, list[int]] = {}
-        for start in range(0, len(ids), 500):  # SQLite's bound on query parameters
-            chunk = ids[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for match, errors in self._conn.execute(
-                    f"SELECT match, errors FROM steps WHERE match IN ({marks})", chunk):
-                flags = [bool(e) for e in json.loads(errors)]
-                row = counts.setdefault(match, [0] * len(flags))
-                counts[match] = [c + f for c, f in zip(row, flags, strict=True)]
-        return counts
-
-    def list_tournaments(self, limit: int = 1000) -> list[dict[str, Any]]:
-        """Tournaments, newest first, with how many matches each recorded."""
-        rows = self._run(self._query, "SELECT t.id, t.config, t.status, t.started, t.finished,"
-                         " (SELECT COUNT(*) FROM matches m WHERE m.tournament = t.id) AS matches"
-                         " FROM tournaments t ORDER BY t.started DESC, t.id LIMIT ?", (limit,))
-        return [_decode(row) for row in rows]
-
-    def get_match(self, match: str) -> dict[str, Any]:
-        """One match with its steps; :class:`GameError` when there is no such match."""
-        rows = self._run(self._query, "SELECT * FROM matches WHERE id=?", (match,))
-        if not rows:
-            raise GameError(f"no match {match!r} in {self.path}")
-        out = _decode(rows[0])
-        steps = self._run(self._query, "SELECT step, moves, errors, state, time, percepts, times"
-                          " FROM steps WHERE match=? ORDER BY step", (match,))
-        out["steps"] = [_decode(step) for step in steps]
-        return out
-
-    def steps_after(self, match: str, step: int) -> list[dict[str, Any]]:
-        """The match's steps after ``step``, in order (a follower's poll)."""
-        rows = self._run(self._query, "SELECT step, moves, errors, state, time, percepts, times"
-                         " FROM steps WHERE match=? AND step>? ORDER BY step", (match, step))
-        return [_decode(row) for row in rows]
-
-    def match_status(self, match: str) -> tuple[str, list[float] | None, str | None]:
-        """(status, payoffs, reason) of a recorded match."""
-        rows = self._run(self._query, "SELECT status, payoffs, reason FROM matches WHERE id=?",
-                         (match,))
-        if not rows:
-            raise GameError(f"no match {match!r} in {self.path}")
-        row = _decode(rows[0])
-        return row["status"], row["payoffs"], row["reason"]
-
-    def game_rules(self, game_hash: str | None) -> dict[str, str] | None:
-        """``{"format", "name", "text"}`` of a stored game (None: not stored, as in
-        databases from before rules were recorded)."""
-        if game_hash is None:
-            return None
-        rows = self._run(self._query, "SELECT format, name, text FROM games WHERE hash=?",
-                         (game_hash,))
-        return rows[0] if rows else None
-
-    def get_tournament(self, tid: str) -> dict[str, Any]:
-        rows = self._run(self._query, "SELECT * FROM tournaments WHERE id=?", (tid,))
-        if not rows:
-            raise GameError(f"no tournament {tid!r} in {self.path}")
-        return _decode(rows[0])
+def _query(db: sqlite3.Connection, sql: str, args: tuple[Any, ...]) -> list[dict[str, Any]]:
+    cursor = db.execute(sql, args)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def rules_hash(text: str) -> str:
@@ -442,8 +517,25 @@ _JSON_COLUMNS = ("roles", "players", "payoffs", "moves", "errors", "description"
 
 
 def _decode(row: dict[str, Any]) -> dict[str, Any]:
-    return {k: json.loads(v) if k in _JSON_COLUMNS and v is not None else v
+    return {k: _load(v) if k in _JSON_COLUMNS and v is not None else v
             for k, v in row.items()}
+
+
+def _load(text: str) -> Any:
+    """A JSON column; a lone surrogate that an older server let in (``"\\ud800"``) is
+    read as U+FFFD, so no page or printout of the record fails to encode it."""
+    value = json.loads(text)
+    return _unicode(value) if "\\u" in text else value
+
+
+def _unicode(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(value, list):
+        return [_unicode(v) for v in value]
+    if isinstance(value, dict):
+        return {_unicode(k): _unicode(v) for k, v in value.items()}
+    return value
 
 
 def ggp_base_json(record: dict[str, Any]) -> dict[str, Any]:

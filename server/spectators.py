@@ -13,6 +13,14 @@ socket sends. A socket whose queue is full (it reads slower than the matches pla
 whose send stalls for ``SEND_TIMEOUT`` is closed (code 1008); the matches never notice.
 State views (``server/web/board.py``) are computed only when someone watches.
 
+Never on the event loop for long: a game's board (grounding its facts), a finished
+match read from the records, and a long match's ``watching`` message are computed and
+encoded on the server's page threads; finished matches' snapshots are cached. Every
+``watch`` counts against its address's read budget (``server/guard.py``). A spectator
+socket that watches nothing for ``idle_timeout`` seconds (after an unknown match, or once
+its matches ended) is closed, and the messages waiting for spectators are bounded in
+bytes, each socket's (``SPECTATOR_BYTES``) and all together (``ALL_SPECTATOR_BYTES``).
+
 Hidden information: while a GDL-II, ``.efg``/tree or POSG match runs, a player could
 open a spectator socket and read its opponents' cards, so spectators get it redacted
 (who acted, answer times and fault codes; no moves, no state) unless the server was
@@ -28,7 +36,9 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from typing import Any
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from websockets.asyncio.server import ServerConnection
 from websockets.exceptions import ConnectionClosed
@@ -36,9 +46,10 @@ from websockets.exceptions import ConnectionClosed
 from server import protocol
 from server.connections import SEND_TIMEOUT
 from server.credentials import is_admin_token
+from server.guard import Guard, peer_address
 from server.match import Match
 from server.protocol import ProtocolError
-from server.records import Records
+from server.records import RecordReads, Records, RecordsReader
 from server.web.board import (
     Grid,
     detect_grid,
@@ -52,9 +63,14 @@ from solvers.errors import GameError
 from solvers.playable import State
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 MAX_SPECTATORS = 256  # spectator sockets at once (each also counts as a connection)
 SPECTATOR_QUEUE = 1024  # messages waiting for one spectator socket; one more closes it
+SPECTATOR_BYTES = 16 << 20  # bytes waiting for one spectator socket; more closes it
+ALL_SPECTATOR_BYTES = 128 << 20  # ... for all of them: past it, big non-readers are closed
+BIG_QUEUE = 1 << 20  # a spectator holding this much is closed when all hold too much
+RECENT_SNAPSHOTS = 16  # finished matches read from the records, kept ready
 MAX_WATCHED = 64  # matches one spectator socket may watch at once
 RECENT_FEEDS = 256  # finished matches kept in memory for late spectators and the pages
 HIDDEN_VIEW = text_view("hidden information: the moves and the state are shown when the "
@@ -81,6 +97,9 @@ def redacted_entry(entry: dict[str, Any]) -> dict[str, Any]:
             "errors": [e.split(" ", 1)[0] for e in entry["errors"]]}
 
 
+Run = Callable[..., Awaitable[Any]]  # runs a function on the page threads
+
+
 class Feed:
     """One match as spectators see it (everything: true states, every role's moves;
     while it runs, a hidden-information match only redacted unless ``full``)."""
@@ -102,21 +121,38 @@ class Feed:
         self.full_watchers: set[Spectator] = set()  # those who see a hidden match whole
         self._grid: Grid | None = None
         self._grid_known = False
+        self._grid_task: asyncio.Future[Grid | None] | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("completed", "aborted")
 
     @property
     def grid(self) -> Grid | None:
-        if not self._grid_known:  # first needed: ground the game once (cached per game)
-            seen = [f for state in self.states
-                    for f in parse_kif_list(self.game.state_text(state))] \
-                if self.game.format == "gdl" else []
-            self._grid = game_grid(self.game, seen)
-            self._grid_known = True
+        if not self._grid_known:  # (found on a page thread first: ensure_grid)
+            self._grid, self._grid_known = self.find_grid(self.states), True
         return self._grid
+
+    def find_grid(self, states: list[State]) -> Grid | None:
+        """The board, from the game (grounded once per game) and the states so far."""
+        seen = [f for state in states for f in parse_kif_list(self.game.state_text(state))] \
+            if self.game.format == "gdl" else []
+        return game_grid(self.game, seen)
+
+    async def ensure_grid(self, run: Run) -> None:
+        """Find the board on a page thread (grounding a game can take a second), once."""
+        if self._grid_known:
+            return
+        if self._grid_task is None:
+            self._grid_task = asyncio.ensure_future(run(self.find_grid, list(self.states)))
+        grid = await asyncio.shield(self._grid_task)
+        if not self._grid_known:
+            self._grid, self._grid_known = grid, True
 
     @property
     def redacted(self) -> bool:
         """Whether anonymous spectators see this match redacted now (hidden and running)."""
-        return self.hidden and self.status not in ("completed", "aborted")
+        return self.hidden and not self.finished
 
     def view(self, index: int = -1) -> dict[str, Any]:
         """The view of the state after step ``index`` (0: the initial state; -1: now)."""
@@ -127,7 +163,7 @@ class Feed:
         return HIDDEN_VIEW if self.redacted else self.view(index)
 
     def clock_message(self) -> dict[str, Any] | None:
-        if self.clock is None or self.status in ("completed", "aborted"):
+        if self.clock is None or self.finished:
             return None
         left = max(0.0, self.clock["deadline_at"] - time.time())
         return {"type": "clock", "match": self.id, "step": self.clock["step"],
@@ -153,11 +189,19 @@ class Feed:
 
 
 def recorded_views(record: dict[str, Any]) -> Callable[[int], dict[str, Any]]:
-    """The view after step ``k`` of a recorded match (0: the initial state; -1: last)."""
+    """The view after step ``k`` of a recorded match (0: the initial state; -1: last),
+    each made once."""
     texts = [record.get("initial_state")] + [s["state"] for s in record["steps"]]
     grid = detect_grid([f for t in texts if t for f in parse_kif_list(t)]) \
         if record["format"] == "gdl" else None
-    return lambda k: recorded_view(record["format"], texts[k], grid)
+    views: list[dict[str, Any] | None] = [None] * len(texts)
+
+    def view_at(k: int) -> dict[str, Any]:
+        view = views[k]
+        if view is None:
+            view = views[k] = recorded_view(record["format"], texts[k], grid)
+        return view
+    return view_at
 
 
 def recorded_watching(record: dict[str, Any],
@@ -180,29 +224,98 @@ def recorded_watching(record: dict[str, Any],
             "payoffs": record["payoffs"], "reason": record.get("reason")}
 
 
-class Spectator:
-    """One spectator socket: a bounded queue of encoded messages and a writer task."""
+@dataclass
+class Snapshot:
+    """A match for a spectator or a page: its ``watching`` message and the view after any
+    step (0: the initial state), as the asker may see them."""
 
-    def __init__(self, ws: ServerConnection, queue_size: int) -> None:
+    watching: dict[str, Any]
+    view_at: Callable[[int], dict[str, Any]]
+    text: str | None = None  # the encoded ``watching``, once made (kept for finished ones)
+
+    @property
+    def finished(self) -> bool:
+        return self.watching["status"] in ("completed", "aborted")
+
+    def encoded(self) -> str:
+        """The ``watching`` message as one frame (on a page thread: it can be large)."""
+        if self.text is None:
+            self.text = protocol.encode_large(self.watching, "history")
+        return self.text
+
+
+def recorded_snapshot(records: RecordReads, match_id: str, full: bool) -> Snapshot | None:
+    """A match from the records (on a page thread); None when there is no such match."""
+    try:
+        record = records.get_match(match_id)
+    except GameError:
+        return None
+    view_at = recorded_views(record)
+    watching = recorded_watching(record, view_at)
+    if record["status"] == "running" and not full and recorded_hidden_information(record):
+        watching.update(history=[redacted_entry(e) for e in watching["history"]],
+                        view=HIDDEN_VIEW, hidden=True)
+        return Snapshot(watching, lambda k: HIDDEN_VIEW)
+    return Snapshot(watching, view_at)
+
+
+class QueuedBytes:
+    """Bytes waiting for all spectator sockets together."""
+
+    def __init__(self, limit: int = ALL_SPECTATOR_BYTES) -> None:
+        self.limit = limit
+        self.total = 0
+
+
+class Spectator:
+    """One spectator socket: a bounded queue of encoded messages and a writer task.
+
+    A message is a string, or a future of one (a ``watching`` still being encoded on a
+    page thread: it keeps its place in the order)."""
+
+    def __init__(self, ws: ServerConnection, queue_size: int,
+                 queued: QueuedBytes | None = None, max_bytes: int = SPECTATOR_BYTES) -> None:
         self.ws = ws
-        self.queue: asyncio.Queue[str] = asyncio.Queue(queue_size)
+        self.queue: asyncio.Queue[str | asyncio.Future[str]] = asyncio.Queue(queue_size)
         self.watching: set[str] = set()
+        self.opened = time.monotonic()
         self.closed = False
+        self.bytes = 0
+        self.max_bytes = max_bytes
+        self.all = queued or QueuedBytes()
         self.writer = asyncio.create_task(self._write(), name="spectator writer")
 
-    def offer(self, text: str) -> None:
+    def offer(self, message: str | asyncio.Future[str]) -> None:
         """Queue a message without waiting; a full queue closes this spectator."""
         if self.closed:
             return
         try:
-            self.queue.put_nowait(text)
+            self.queue.put_nowait(message)
         except asyncio.QueueFull:
             self.cut("too slow: the spectator queue is full")
+            return
+        if isinstance(message, str):
+            self._count(len(message))
+        else:
+            message.add_done_callback(lambda f: f.cancelled() or f.exception()
+                                      or self._count(len(f.result())))
+
+    def _count(self, size: int) -> None:
+        """``size`` more bytes wait for this socket (negative: sent)."""
+        if self.closed:
+            return
+        self.bytes += size
+        self.all.total += size
+        if size > 0 and (self.bytes > self.max_bytes or (
+                self.all.total > self.all.limit and self.bytes > BIG_QUEUE)):
+            self.cut("too slow: too many bytes wait for this spectator")
 
     def cut(self, reason: str) -> None:
         if self.closed:
             return
         self.closed = True
+        self.all.total -= self.bytes
+        self.bytes = 0
         log.info("spectator cut off: %s", reason)
         self.writer.cancel()
         task = asyncio.create_task(self.ws.close(1008, reason))
@@ -211,13 +324,25 @@ class Spectator:
     async def _write(self) -> None:
         try:
             while True:
-                text = await self.queue.get()
+                item = await self.queue.get()
+                text = item if isinstance(item, str) else await item
                 await asyncio.wait_for(self.ws.send(text), SEND_TIMEOUT)
+                self._count(-len(text))
         except TimeoutError:
-            self.closed = True
+            self.finish()
             self.ws.transport.abort()
         except ConnectionClosed:
+            self.finish()
+        except Exception:  # a message that failed to encode: this socket only
+            log.exception("spectator message")
+            self.cut("the server failed on a message")
+
+    def finish(self) -> None:
+        """The socket is gone: what waited for it is dropped."""
+        if not self.closed:
             self.closed = True
+            self.all.total -= self.bytes
+            self.bytes = 0
 
 
 Control = Callable[[ServerConnection, dict[str, Any]], Awaitable[None]]
@@ -228,15 +353,26 @@ class Spectators:
 
     def __init__(self, records: Records, *, max_spectators: int = MAX_SPECTATORS,
                  queue_size: int = SPECTATOR_QUEUE, recent: int = RECENT_FEEDS,
-                 admin_token: str = "", public: bool = False) -> None:
+                 admin_token: str = "", public: bool = False, pool: Executor | None = None,
+                 guard: Guard | None = None, idle_timeout: float = 10.0) -> None:
         self.records = records
+        self.reader = records.reader()
         self.admin_token = admin_token
         self.public = public
         self.max_spectators = max_spectators
         self.queue_size = queue_size
         self.recent = recent
+        self.pool = pool
+        self.guard = guard or Guard(max_spectators)
+        self.idle_timeout = idle_timeout
         self.feeds: OrderedDict[str, Feed] = OrderedDict()  # running, then finished
         self.sockets: set[Spectator] = set()
+        self.queued = QueuedBytes()
+        self._recorded: OrderedDict[tuple[str, bool], Snapshot] = OrderedDict()
+
+    async def run(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(*args)`` on the page threads (off the event loop)."""
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn, *args)
 
     # --- the match listener (synchronous, never waits) ---
 
@@ -293,7 +429,7 @@ class Spectators:
             feed.watchers.clear()
             feed.full_watchers.clear()
         self.feeds.move_to_end(match.id)
-        finished = [k for k, f in self.feeds.items() if f.status in ("completed", "aborted")]
+        finished = [k for k, f in self.feeds.items() if f.finished]
         for old in finished[:max(0, len(finished) - self.recent)]:
             del self.feeds[old]
 
@@ -313,25 +449,34 @@ class Spectators:
     async def serve(self, ws: ServerConnection, first: dict[str, Any], control: Control,
                     max_message_bytes: int) -> None:
         """Run a spectator socket from its first ``watch``/``unwatch`` until it closes;
-        control messages (with the admin token) and pings are served too."""
-        if len(self.sockets) >= self.max_spectators:
+        control messages (with the admin token) and pings are served too. A socket that
+        watches nothing for ``idle_timeout`` seconds is closed."""
+        if len(self.sockets) >= self.max_spectators and not self._evict_idle():
             await ws.send(protocol.encode(protocol.error(
                 "server-full", f"at most {self.max_spectators} spectators")))
             await ws.close(1013, "too many spectators")
             return
-        spectator = Spectator(ws, self.queue_size)
+        spectator = Spectator(ws, self.queue_size, self.queued)
         self.sockets.add(spectator)
+        address = peer_address(ws.remote_address)
         try:
             message: dict[str, Any] | None = first
             while True:
                 if message is not None:
                     try:
-                        await self._handle(spectator, message, control)
+                        await self._handle(spectator, message, control, address)
                     except ProtocolError as exc:
                         spectator.offer(protocol.encode(exc.to_message()))
                 if spectator.closed:
                     return
-                data = await ws.recv()
+                try:  # (recv is safe to cancel: no message is lost)
+                    data = await asyncio.wait_for(ws.recv(), self.idle_timeout)
+                except TimeoutError:
+                    if spectator.watching:  # its matches still run: it may stay
+                        message = None
+                        continue
+                    await ws.close(1008, "watching nothing")
+                    return
                 try:
                     message = protocol.parse_message(data, max_message_bytes)
                 except ProtocolError as exc:
@@ -341,18 +486,33 @@ class Spectators:
             pass
         finally:
             self.sockets.discard(spectator)
-            spectator.closed = True
+            spectator.finish()
             spectator.writer.cancel()
             for match_id in spectator.watching:
                 feed = self.feeds.get(match_id)
                 if feed is not None:
                     feed.watchers.discard(spectator)
+                    feed.full_watchers.discard(spectator)
+
+    def _evict_idle(self) -> bool:
+        """Make room by closing the oldest spectator socket that watches nothing (an
+        unknown match, matches that ended): idle sockets never lock out one that
+        watches. False when every socket watches something."""
+        idle = [s for s in self.sockets if not s.watching and not s.closed]
+        if not idle:
+            return False
+        oldest = min(idle, key=lambda s: s.opened)
+        self.sockets.discard(oldest)
+        oldest.cut("watching nothing, and another spectator needs the room")
+        return True
 
     async def _handle(self, spectator: Spectator, message: dict[str, Any],
-                      control: Control) -> None:
+                      control: Control, address: str) -> None:
         kind = message["type"]
         if kind == "watch":
-            await self._watch(spectator, message["match"], self._is_admin(message))
+            full = self._is_admin(message, address)
+            self.guard.check_read(address, "watch", message["match"])
+            await self._watch(spectator, message["match"], full)
         elif kind == "unwatch":
             match_id = message["match"]
             feed = self.feeds.get(match_id)
@@ -371,12 +531,14 @@ class Spectators:
             raise ProtocolError("spectator", f"{kind!r} on a spectator connection: a socket "
                                 "that watches never logs in (open another one)", ref=kind)
 
-    def _is_admin(self, message: dict[str, Any]) -> bool:
+    def _is_admin(self, message: dict[str, Any], address: str) -> bool:
         """Whether a ``watch`` carries the admin token (a wrong one is refused)."""
         given = message.get("admin_token")
         if given is None:
             return False
+        self.guard.check_locked(address, "watch", message["match"])
         if not is_admin_token(given, self.admin_token):
+            self.guard.failures.fail(address, "admin tokens")
             raise ProtocolError("not-allowed", "wrong admin token", message["match"], "watch")
         return True
 
@@ -389,37 +551,41 @@ class Spectators:
         snapshot = await self.snapshot(match_id, full)
         if snapshot is None:
             raise ProtocolError("unknown-match", f"no match {match_id!r}", match_id, "watch")
-        spectator.offer(protocol.encode(snapshot[0]))
-        feed = self.feeds.get(match_id)  # (no wait since the snapshot: no step missed)
-        if feed is not None and feed.status not in ("completed", "aborted"):
+        # encoded on a page thread, in its place in the queue (nothing awaited from the
+        # snapshot to the subscription below: no step is missed nor sent twice)
+        spectator.offer(asyncio.ensure_future(self.run(snapshot.encoded))
+                        if snapshot.text is None else snapshot.text)
+        feed = self.feeds.get(match_id)
+        if feed is not None and not feed.finished:
             feed.watchers.add(spectator)
             if full:
                 feed.full_watchers.add(spectator)
             spectator.watching.add(match_id)
 
-    async def snapshot(self, match_id: str, full: bool = False
-                       ) -> tuple[dict[str, Any], Callable[[int], dict[str, Any]]] | None:
-        """A match for the pages: its ``watching`` message and the view after any step
-        (from memory, else from the records; redacted while a hidden-information match
-        runs, unless ``full``); None when there is no such match."""
+    async def snapshot(self, match_id: str, full: bool = False) -> Snapshot | None:
+        """A match for a spectator or a page (from memory, else from the records;
+        redacted while a hidden-information match runs, unless ``full``); None when there
+        is no such match."""
         feed = self.feeds.get(match_id)
         if feed is not None:
-            return feed.watching(full), feed.view if full else feed.public_view
-        try:
-            record = await asyncio.to_thread(self.records.get_match, match_id)
-        except GameError:
-            return None
-        view_at = recorded_views(record)
-        watching = recorded_watching(record, view_at)
-        hidden = recorded_hidden_information(record)
-        if record["status"] == "running" and hidden and not (full or self.public):
-            watching.update(history=[redacted_entry(e) for e in watching["history"]],
-                            view=HIDDEN_VIEW, hidden=True)
-            return watching, lambda k: HIDDEN_VIEW
-        return watching, view_at
+            await feed.ensure_grid(self.run)
+            return Snapshot(feed.watching(full), feed.view if full else feed.public_view)
+        key = (match_id, full or self.public)
+        snapshot = self._recorded.get(key)
+        if snapshot is None:
+            snapshot = await self.run(recorded_snapshot, self.reader, *key)
+            if snapshot is not None and snapshot.finished:  # the records will not change
+                self._recorded[key] = snapshot
+                while len(self._recorded) > RECENT_SNAPSHOTS:
+                    self._recorded.popitem(last=False)
+        else:
+            self._recorded.move_to_end(key)
+        return snapshot
 
     async def close(self) -> None:
         for spectator in list(self.sockets):
             spectator.writer.cancel()
         with contextlib.suppress(Exception):
             await asyncio.gather(*(s.writer for s in self.sockets), return_exceptions=True)
+        if isinstance(self.reader, RecordsReader):
+            self.reader.close()

@@ -62,6 +62,7 @@ class Standing:
     draws: int = 0
     losses: int = 0
     aborted: int = 0
+    bounds: tuple[float, float] | None = None  # the payoffs' range (overall: 0 to 1)
 
     @property
     def mean(self) -> float | None:
@@ -69,7 +70,29 @@ class Standing:
 
     @property
     def ci95(self) -> float | None:
-        """Half-width of the 95% confidence interval of the mean (None below 2 matches)."""
+        """Half-width of the 95% confidence interval of the mean; None (undefined) below
+        2 matches, or when the interval covers every payoff of the range (with a few
+        matches it can be many times wider than the range: it then says nothing)."""
+        half, mean = self._half_width(), self.mean
+        if half is None or mean is None:
+            return None
+        if self.bounds is not None and self.bounds[0] < self.bounds[1] \
+                and mean - half <= self.bounds[0] and mean + half >= self.bounds[1]:
+            return None
+        return half
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """The 95% confidence interval of the mean, clipped to the payoff range."""
+        half, mean = self.ci95, self.mean
+        if half is None or mean is None:
+            return None
+        low, high = mean - half, mean + half
+        if self.bounds is not None:
+            low, high = max(low, self.bounds[0]), min(high, self.bounds[1])
+        return low, high
+
+    def _half_width(self) -> float | None:
         n = len(self.scores)
         if n < 2:
             return None
@@ -84,7 +107,9 @@ class Standing:
     def to_json(self) -> dict[str, Any]:
         return {"player": self.entrant, "game": self.game, "matches": len(self.scores),
                 "mean": self.mean, "ci95": self.ci95, "wins": self.wins, "draws": self.draws,
-                "losses": self.losses, "aborted": self.aborted}
+                "losses": self.losses, "aborted": self.aborted,
+                "ci95_low": interval[0] if (interval := self.interval) else None,
+                "ci95_high": interval[1] if interval else None}
 
 
 def entrant_names(players: Sequence[str]) -> list[str]:
@@ -154,7 +179,11 @@ def standings(pairings: Sequence[Pairing], outcomes: Sequence[MatchOutcome],
     table: dict[tuple[str, str], Standing] = {}
 
     def row(entrant: str, game: str) -> Standing:
-        return table.setdefault((entrant, game), Standing(entrant, game))
+        entry = table.get((entrant, game))
+        if entry is None:
+            bounds = (0.0, 1.0) if game == "overall" else (scale[game].low, scale[game].high)
+            entry = table[entrant, game] = Standing(entrant, game, bounds=bounds)
+        return entry
 
     for pairing, outcome in zip(pairings, outcomes, strict=True):
         for role, entrant in enumerate(pairing.entrants):
@@ -177,6 +206,9 @@ def standings(pairings: Sequence[Pairing], outcomes: Sequence[MatchOutcome],
                                                  -(s.mean if s.mean is not None else -math.inf)))
 
 
+UNDEFINED = "undef"  # a 95% interval that is undefined, in the standings table
+
+
 def format_standings(rows: Sequence[Standing]) -> str:
     width = max([len(r.entrant) for r in rows] + [6])
     gwidth = max([len(r.game) for r in rows] + [4])
@@ -184,7 +216,8 @@ def format_standings(rows: Sequence[Standing]) -> str:
              f"{'±95%':>8}  {'W':>4} {'D':>4} {'L':>4}  {'abort':>5}"]
     for r in rows:
         mean = "-" if r.mean is None else f"{r.mean:.2f}"
-        ci = "-" if r.ci95 is None else f"{r.ci95:.2f}"
+        # undefined: too few matches for an interval that excludes any payoff
+        ci = "-" if r.mean is None else UNDEFINED if r.ci95 is None else f"{r.ci95:.2f}"
         lines.append(f"{r.entrant.ljust(width)}  {r.game.ljust(gwidth)}  {len(r.scores):>4}  "
                      f"{mean:>8}  {ci:>8}  {r.wins:>4} {r.draws:>4} {r.losses:>4}  "
                      f"{r.aborted:>5}")

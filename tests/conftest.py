@@ -40,11 +40,14 @@ def swipl() -> str:
 
 @contextlib.asynccontextmanager
 async def running_server(tmp_path: Path, **options: Any) -> AsyncIterator[Any]:
-    """A match server on a free loopback port with its own database in ``tmp_path``."""
+    """A match server on a free loopback port with its own database in ``tmp_path``; its
+    agents register their names with their first hello unless ``registration`` says
+    otherwise (the tests of registration itself)."""
     from server.app import MatchServer
     from server.records import Records
 
     records = Records(tmp_path / "matches.sqlite")
+    options.setdefault("registration", "open")
     try:
         async with MatchServer(records, port=0, **options) as srv:
             yield srv

@@ -153,3 +153,17 @@ async def test_a_refused_login_ends_the_client_with_one_line(server) -> None:
     finally:
         owner.cancel()
         first.close()
+
+
+async def test_a_name_the_operator_did_not_register_ends_the_client(tmp_path) -> None:
+    """On a server whose names the operator registers (``ggp serve`` by default), a new
+    name is refused (``not-registered``): the client stops with the reason."""
+    from solvers.errors import GameError
+
+    gamer = Gamer(BrainOptions(seed=1))
+    try:
+        async with running_server(tmp_path, registration="closed") as srv:
+            with pytest.raises(GameError, match="refused 'dora': not-registered"):
+                await asyncio.wait_for(run_client(srv.url, "dora", gamer, token="d" * 16), 30)
+    finally:
+        gamer.close()

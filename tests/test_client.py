@@ -104,10 +104,13 @@ class Lines:
 
 
 @contextmanager
-def agent(url: str, name: str) -> Iterator[ClientConnection]:
-    """A websocket agent logged in as ``name``, played by the test."""
+def agent(url: str, name: str, admin_token: str | None = None) -> Iterator[ClientConnection]:
+    """A websocket agent logged in as ``name``, played by the test (a server that does not
+    register names for anyone needs the operator's ``admin_token`` in the hello)."""
     with connect(url, max_size=None) as ws:
-        ws.send(json.dumps({"type": "hello", "name": name, "token": f"{name}-secret-123"}))
+        hello = {"type": "hello", "name": name, "token": f"{name}-secret-123"}
+        ws.send(json.dumps(hello if admin_token is None
+                           else {**hello, "admin_token": admin_token}))
         assert json.loads(ws.recv(timeout=WAIT))["type"] == "welcome"
         yield ws
 
@@ -216,7 +219,7 @@ def test_client_creates_lists_watches_and_aborts(tmp_path: Path, capsys) -> None
                     listed.extend(capsys.readouterr().out.splitlines())
                 assert watcher.next().startswith(f"step {step}: red ")
 
-            with agent(base, "carol") as ws:
+            with agent(base, "carol", TOKEN) as ws:
                 play(ws, after_step)
             lines = watcher.rest()
             assert watcher.process.returncode == 0
@@ -274,7 +277,7 @@ def test_serve_logs_logins_and_matches_without_secrets(tmp_path: Path, capsys) -
         url = serve.next().split()[2].rstrip("/")
         serve.next()  # where the admin token is
         token_file = str(db) + ".admin-token"
-        with agent(url, "dora") as ws:
+        with agent(url, "dora", Path(token_file).read_text().strip()) as ws:
             assert ggp(["client", "--server", url, "--token-file", token_file, "create",
                         "connectFour.kif", "--players", "random", "ws:dora", "--playclock",
                         "30"]) == 0
@@ -294,7 +297,7 @@ def test_serve_logs_logins_and_matches_without_secrets(tmp_path: Path, capsys) -
     for needle in ("agent dora logged in from 127.0.0.1:", f"match {match_id} started: "
                    "connectFour, random vs ws:dora", f"match {match_id} completed: red=",
                    "spectator from 127.0.0.1:", "agent dora disconnected",
-                   "control message list from 127.0.0.1:"):
+                   "1 failed admin tokens from 127.0.0.1"):
         assert needle in text, needle
     assert token not in text and "dora-secret" not in text
 
@@ -411,3 +414,16 @@ def test_a_match_watched_from_the_records_keeps_its_times(tmp_path: Path, capsys
     asyncio.run(watch())
     lines = capsys.readouterr().out.splitlines()
     assert lines == recorded_lines(db, match_id) and " s" in lines[2]
+
+
+def test_the_client_starts_without_the_heavy_modules() -> None:
+    """Issue 32, item 20: ``ggp client ... list`` took 5 s to start (the match engine,
+    the game formats, numpy and scipy came with its imports); it needs none of them."""
+    ran = subprocess.run([sys.executable, "-X", "importtime", "-m", "ggp_cli", "client",
+                          "--server", "ws://127.0.0.1:1", "--token", "t" * 32, "list"],
+                         cwd=REPO, capture_output=True, text=True, timeout=120)
+    imported = {line.split("|")[-1].strip() for line in ran.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "websockets" in imported and "server.live" in imported  # (the form read)
+    heavy = {"numpy", "scipy", "gdl.formats", "server.match", "server.records"}
+    assert not heavy & imported, heavy & imported

@@ -141,3 +141,27 @@ async def test_serve_creates_matches_only_from_its_game_folders(tmp_path) -> Non
     finally:
         server.send_signal(signal.SIGTERM)
         assert server.wait(timeout=30) == 0
+
+
+def test_serve_exits_130_on_ctrl_c(tmp_path) -> None:
+    """Issue 32, item 21: Ctrl-C (SIGINT) stopped ``ggp serve`` with exit 0, where every
+    other command exits 130; SIGTERM, the normal way to stop a service, still gives 0."""
+    server = subprocess.Popen([sys.executable, "-m", "ggp_cli", "serve", "--port", "0", "--db",
+                               str(tmp_path / "s.sqlite")], cwd=REPO,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout.readline().startswith("serving on ")
+        server.send_signal(signal.SIGINT)
+        assert server.wait(timeout=60) == 130
+    finally:
+        if server.poll() is None:
+            server.kill()
+            server.wait()
+    assert not (tmp_path / "s.sqlite.admin-token").exists()
+
+
+def test_demo_says_where_it_records(capsys) -> None:
+    """Issue 32, item 21: ``ggp demo`` wrote matches.sqlite in the current folder without
+    saying so; its help and its ``== ggp match`` line name the file."""
+    assert ggp(["demo", "--help"]) == 0
+    assert "matches.sqlite in the current folder" in " ".join(capsys.readouterr().out.split())

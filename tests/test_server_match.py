@@ -71,7 +71,7 @@ async def test_unfilled_seat_aborts_and_is_recorded(server) -> None:
 
 async def test_heartbeats_and_client_pings(tmp_path) -> None:
     records = Records(tmp_path / "h.sqlite")
-    async with MatchServer(records, port=0, heartbeat=0.05) as server:
+    async with MatchServer(records, port=0, heartbeat=0.05, registration="open") as server:
         agent = await ScriptedAgent(server.url, "hb").start()
         while len(agent.of_type("ping")) < 2:
             await asyncio.sleep(0.02)

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO, running_server, shared_path
+from test_server_support import Pennies
 from websockets.asyncio.client import connect
 
 from gdl.formats import load_game
@@ -79,9 +80,14 @@ async def test_spectator_errors(tmp_path: Path) -> None:
             assert json.loads(await ws.recv())["code"] == "unknown-match"
             await ws.send(json.dumps({"type": "hello", "name": "eve", "token": "0123456789"}))
             assert json.loads(await ws.recv())["code"] == "spectator"
+            match = srv.create_match(Pennies(), ["first", "first?delay=5"], startclock=1,
+                                     playclock=10, seed=1)
+            await ws.send(json.dumps({"type": "watch", "match": match.id}))
+            assert json.loads(await ws.recv())["type"] == "watching"
             async with connect(srv.url) as second:  # over the cap of spectator sockets
                 await second.send(json.dumps({"type": "watch", "match": "x"}))
                 assert json.loads(await second.recv())["code"] == "server-full"
+            await srv.abort(match.id)
         async with connect(srv.url) as agent:
             await agent.send(json.dumps({"type": "hello", "name": "bob",
                                          "token": "0123456789"}))

@@ -12,6 +12,7 @@ from server.app import MatchServer
 from server.match import MatchOutcome
 from server.records import Records
 from server.tournament import (
+    UNDEFINED,
     Pairing,
     ProgressBar,
     entrant_names,
@@ -60,13 +61,38 @@ def test_standings_mean_ci_and_wdl() -> None:
     p = table["p", "pennies"]
     assert (p.wins, p.draws, p.losses, p.aborted) == (1, 1, 1, 1)
     assert p.mean == 50.0
-    # t(0.975, 2) = 4.3027; s = 50; half-width = 4.3027 * 50 / sqrt(3)
-    assert p.ci95 == pytest.approx(124.2083, rel=1e-4)
+    # t(0.975, 2) = 4.3027; s = 50; half-width = 4.3027 * 50 / sqrt(3) = 124.2: wider than
+    # the payoffs' range 0..100, so undefined (issue 32, item 15: it printed ±635 at n = 2)
+    assert p.ci95 is None and p.interval is None
     # overall: scaled by the range the matches show (this test game has none of its own)
     overall = table["p", "overall"]
     assert (overall.mean, overall.wins, overall.aborted) == (0.5, 1, 1)
-    assert overall.ci95 == pytest.approx(1.242083, rel=1e-4)
-    assert "p" in format_standings(list(table.values()))
+    assert overall.ci95 is None
+    row = next(line.split() for line in format_standings(list(table.values())).splitlines()
+               if line.startswith("p ") and "pennies" in line)
+    assert row[:5] == ["p", "pennies", "3", "50.00", UNDEFINED]
+
+
+def test_intervals_stay_within_the_payoff_range(tmp_path) -> None:
+    from server.plots import standings_plot
+
+    game = Pennies()
+    wins = [100.0, 100.0, 100.0, 100.0, 90.0, 80.0]
+    pairings = [Pairing(game, (0, 1), r, r) for r in range(len(wins))]
+    outcomes = [MatchOutcome(str(k), "completed", [w, 100.0 - w]) for k, w in enumerate(wins)]
+    table = {(s.entrant, s.game): s for s in standings(pairings, outcomes, ["p", "q"])}
+    p = table["p", "pennies"]
+    # s = 8.367, t(0.975, 5) = 2.5706: 95 +- 8.78, clipped at the top payoff
+    assert p.ci95 == pytest.approx(8.7804, rel=1e-4)
+    assert p.interval == pytest.approx((86.2196, 100.0), rel=1e-4)
+    assert p.to_json()["ci95_high"] == 100.0
+    assert UNDEFINED not in format_standings(list(table.values()))
+    # the plot draws the same: within the range (the overall panel within [0, 1])
+    panels = standings_plot(tmp_path / "p.png", list(table.values()), "t")
+    for panel in panels:
+        top = 1.0 if panel.title.startswith("overall") else 100.0
+        assert all(0.0 <= low <= high <= top for low, high in zip(panel.low, panel.high,
+                                                                     strict=True))
 
 
 async def test_tournament_runs_concurrently_and_is_recorded(tmp_path) -> None:
@@ -112,7 +138,7 @@ async def test_tournament_queues_for_a_busy_websocket_agent(tmp_path) -> None:
 
     records = Records(tmp_path / "q.sqlite")
     # seat_wait is short, but bob is connected: matches wait for him instead of aborting
-    async with MatchServer(records, port=0, seat_wait=0.2) as server:
+    async with MatchServer(records, port=0, seat_wait=0.2, registration="open") as server:
         bob = await ScriptedAgent(server.url, "bob").start()
         result = await run_tournament(server, [Pennies()], ["ws:bob", "random?delay=0.1",
                                                             "first?delay=0.1"],

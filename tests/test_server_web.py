@@ -75,6 +75,34 @@ def test_colour_classes() -> None:
     assert colour_class("x") == colour_class("x") and colour_class("x").startswith("v")
 
 
+def test_blank_cells_are_empty_and_x_and_o_look_apart() -> None:
+    """Issue 32, item 14: tic-tac-toe drew blanks as a literal ``b``, and x and o in
+    near-identical reds."""
+    import colorsys
+
+    from server.web.pages import render_grid
+
+    ttt = load_game(shared_path("gdl-corpus", "repository", "ticTacToe.kif"))
+    grid = game_grid(ttt)
+    rng = random.Random(0)
+    state = ttt.next_state(ttt.initial_state(rng), ["(mark 1 1)", "noop"], rng)
+    state = ttt.next_state(state, ["noop", "(mark 2 2)"], rng)
+    board = render_grid(state_view(ttt, state, grid)["grid"])
+    assert sorted(cells(board)) == [""] * 7 + ["o", "x"]
+    assert '<td class="cell">b</td>' not in board
+
+    css = (REPO / "server" / "web" / "static" / "style.css").read_text()
+
+    def hue(text: str) -> float:
+        colour = re.search(rf"td\.cell\.{colour_class(text)} {{ background: #(\w{{6}})",
+                           css).group(1)
+        rgb = [int(colour[k:k + 2], 16) / 255 for k in (0, 2, 4)]
+        return colorsys.rgb_to_hsv(*rgb)[0] * 360
+
+    apart = abs(hue("x") - hue("o"))
+    assert min(apart, 360 - apart) > 90  # as far apart as red and blue
+
+
 # --- pages ---
 
 async def test_pages_of_a_finished_match_and_tournament(tmp_path: Path) -> None:
@@ -118,7 +146,8 @@ async def test_pages_of_a_finished_match_and_tournament(tmp_path: Path) -> None:
         standings = {s.entrant: s for s in result.table if s.game == "overall"}
         for name, s in standings.items():  # the same means and CIs as the tournament's
             assert f"<td>{name}</td><td>overall</td><td>{len(s.scores)}</td>" in page
-            assert f"{s.mean - s.ci95:.2f} .. {s.mean + s.ci95:.2f}" in page
+            interval = s.interval
+            assert (f"{interval[0]:.2f} .. {interval[1]:.2f}" if interval else "–") in page
         assert 'id="head-to-head"' in page and 'id="per-game"' in page
         n = len(result.outcomes)  # progress: all finished
         assert f'value="{n}"' in page and f'max="{n}"' in page

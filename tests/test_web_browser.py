@@ -100,7 +100,8 @@ class ServerThread:
 
 @pytest.fixture
 def server_thread(tmp_path: Path) -> Iterator[ServerThread]:
-    thread = ServerThread(tmp_path / "matches.sqlite", grace=0.2, seat_wait=60)
+    thread = ServerThread(tmp_path / "matches.sqlite", grace=0.2, seat_wait=60,
+                          registration="open")
     try:
         yield thread
     finally:

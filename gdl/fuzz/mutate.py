@@ -21,7 +21,8 @@ HOSTILE_TOKENS = ["(", ")", "{", "}", "[", "]", '"', "''", ",", ";", "-1", "0", 
                   "é", "node", "player", "chance", "terminal", "payoffs", "p", "c", "t"]
 HOSTILE_VALUES: list[Any] = [None, True, -1, 0, 2**63, 2**64, 10**400, 1e308, float("nan"),
                              float("inf"), -0.5, "", "x" * 5000, "../../etc/passwd", [], {},
-                             [[[[[]]]]], {"type": "ping"}, "\u0000", "ws:fuzz", "random"]
+                             [[[[[]]]]], {"type": "ping"}, "\u0000", "ws:fuzz", "random",
+                             "\ud800", "a\udfffb"]  # (lone surrogates: JSON escapes)
 HOSTILE_NUMBERS = ["0", "1", "-1", "2", "0.5", "1/3", "5/6", "-0", "1e308", "1e-320", "nan", "inf",
                    "18446744073709551616", "9" * 400, "9" * 5000, "0.1", "100", "-100",
                    "3.0000000001", "1" + "0" * 30 + "/3"]

@@ -3,7 +3,8 @@
 One JSON message (a mutant of a message of every type, :func:`gdl.fuzz.mutate.mutate_message`)
 goes to a real match server (``ggp serve`` on 127.0.0.1, a subprocess), on a logged-in
 connection seated in a match of its own, so ``ready``/``move``/``abort`` mutants meet a
-real match (a ``hello``/``rejoin`` mutant goes on a fresh connection); a ``ping``
+real match (a ``hello``/``rejoin``/``watch``/``unwatch`` mutant goes on a fresh
+connection: the spectators' path); a ``ping``
 follows, which must be answered. An ``error`` reply is a clean error unless its code
 is ``internal``; a traceback in the server's log (one a match's task logs later
 counts on the mutant during which it appeared), or a dead server, is an internal
@@ -49,6 +50,10 @@ def ws_seeds(admin_token: str, match: str) -> list[dict[str, Any]]:
          "playclock": 1, "seed": 3, "admin_token": admin_token},
         {"type": "list", "admin_token": admin_token},
         {"type": "abort", "match": match, "admin_token": admin_token},
+        {"type": "hello", "name": "fuzzer2", "token": "0123456789abcdef",
+         "admin_token": admin_token},
+        {"type": "watch", "match": match},
+        {"type": "unwatch", "match": match},
     ]
 
 
@@ -109,7 +114,9 @@ async def _seated(server: ServerUnderTest):  # -> (connection, match id)
     ``random``, long clocks), so ready/move/abort mutants meet a real match."""
     ws = await _ws_connect(server)
     name = f"fuzz{secrets.token_hex(3)}"
-    await ws.send(json.dumps({"type": "hello", "name": name, "token": secrets.token_hex(8)}))
+    # (the admin token registers the name: ggp serve registers no stranger's name)
+    await ws.send(json.dumps({"type": "hello", "name": name, "token": secrets.token_hex(8),
+                              "admin_token": server.admin_token}))
     await ws.send(json.dumps({"type": "create", "game": WS_GAME, "players": [f"ws:{name}", "random"],
                               "startclock": 60, "playclock": 60,
                               "admin_token": server.admin_token}))
@@ -162,7 +169,9 @@ async def _fuzz_ws(name: str, count: int, rng: random.Random, time_limit: float,
                 ws, match = await _seated(server)
             seed = rng.choice(ws_seeds(token, match))
             mutant = mutate_message(seed, rng)
-            if seed["type"] in ("hello", "rejoin"):  # a first message: on a new connection
+            # a first message (a login, or a spectator's: a socket that watches never logs
+            # in): on a new connection
+            if seed["type"] in ("hello", "rejoin", "watch", "unwatch"):
                 async with await _ws_connect(server) as first:
                     outcome, detail = await _ws_probe(first, mutant, time_limit)
             else:

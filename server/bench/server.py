@@ -103,8 +103,10 @@ async def run_bench(game: PlayableGame, n_matches: int, db: Path, playclock: flo
     n_roles = len(game.roles)
     records = Records(db)
     try:
-        async with MatchServer(records, port=0, max_connections=4 * n_matches * n_roles + 64,
-                               seat_wait=60, workers=workers) as server:
+        sockets = 4 * n_matches * n_roles + 64  # the bots all log in from loopback
+        async with MatchServer(records, port=0, max_connections=sockets, seat_wait=60,
+                               workers=workers, registration="open",
+                               max_per_address=sockets) as server:
             bots = None
             if not inproc:
                 bots = await asyncio.create_subprocess_exec(

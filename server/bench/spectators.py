@@ -137,9 +137,10 @@ async def run_once(game: PlayableGame, n_matches: int, pages: int, browsers: int
     n_roles = len(game.roles)
     records = Records(db)
     try:
-        async with MatchServer(records, port=0, seat_wait=300,
-                               max_connections=4 * n_matches * n_roles + 256,
-                               max_running=n_matches) as server:
+        sockets = 4 * n_matches * n_roles + 256  # bots and pages, all from loopback
+        async with MatchServer(records, port=0, seat_wait=300, max_connections=sockets,
+                               max_running=n_matches, registration="open",
+                               max_per_address=sockets) as server:
             http = f"http://127.0.0.1:{server.port}"
             tid = f"tournament.bench.{int(time.time() * 1000)}"
             await records.begin_tournament(tid, {

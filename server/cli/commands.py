@@ -142,6 +142,13 @@ def serve_main(argv: list[str]) -> int:
     parser.add_argument("--max-connections", type=bounded_int(1, 65536), default=1024,
                         metavar="N",
                         help="open sockets at most (default 1024)")
+    parser.add_argument("--open-registration", action="store_true",
+                        help="let any agent register a new name with its first hello; by "
+                        "default a new name needs --agents FILE or the admin token in its "
+                        "hello")
+    parser.add_argument("--max-per-address", type=bounded_int(1, 65536), default=64,
+                        metavar="N", help="open sockets of one client address at most "
+                        "(default 64)")
     parser.add_argument("--public-spectators", action="store_true",
                         help="show running hidden-information matches (GDL-II, .efg, tree, "
                         "POSG) whole to every spectator and page; by default they are "
@@ -162,27 +169,37 @@ def serve_main(argv: list[str]) -> int:
             token = new_token()
             token_file = Path(args.admin_token_file or f"{args.db}.admin-token")
             write_private(token_file, token + "\n")
-        asyncio.run(_serve(records, args, token, token_file, agents))
+        stopped_by = asyncio.run(_serve(records, args, token, token_file, agents))
     finally:
         records.close()
         if token_file is not None:
             token_file.unlink(missing_ok=True)  # the token dies with the server
-    return 0
+    # Ctrl-C exits 130, as every other command; a SIGTERM is the normal way to stop it
+    return 130 if stopped_by == signal.SIGINT else 0
 
 
 async def _serve(records: Records, args: argparse.Namespace, token: str,
-                 token_file: Path | None, agents: dict[str, str]) -> None:
+                 token_file: Path | None, agents: dict[str, str]) -> int:
+    """Serve until SIGINT or SIGTERM; the signal that stopped it."""
     server = MatchServer(records, host=args.host, port=args.port, game_dirs=args.games,
                          max_connections=args.max_connections, admin_token=token,
                          max_running=args.max_running, max_agents=args.max_agents,
                          http_allow=args.allow_http, agents=agents,
-                         public_spectators=args.public_spectators, workers=args.workers)
+                         public_spectators=args.public_spectators, workers=args.workers,
+                         registration="open" if args.open_registration else "closed",
+                         max_per_address=args.max_per_address)
     await server.start()
     stop = asyncio.Event()
+    stopped_by: list[int] = []
     loop = asyncio.get_running_loop()
+
+    def on_signal(sig: int) -> None:
+        stopped_by.append(sig)
+        stop.set()
+
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal, sig)
     print(f"serving on {server.url} (database {args.db}); pages at {server.http_url}",
           flush=True)
     if token_file is not None:
@@ -192,6 +209,7 @@ async def _serve(records: Records, args: argparse.Namespace, token: str,
     finally:
         await server.close()
     print("stopped; running matches were recorded as aborted", file=sys.stderr)
+    return stopped_by[0] if stopped_by else 0
 
 
 # --- ggp match ---
@@ -233,7 +251,7 @@ def match_main(argv: list[str]) -> int:
 async def _one_match(records: Records, game: PlayableGame,
                      args: argparse.Namespace) -> MatchOutcome:
     async with MatchServer(records, port=args.port, http_allow=http_allowed(args.players),
-                           workers=args.workers) as server:
+                           workers=args.workers, registration="seats") as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
         match = server.start_match(game, args.players,
@@ -327,7 +345,7 @@ def _progress(args: argparse.Namespace,
 async def _tournament(records: Records, games: list[PlayableGame],
                       args: argparse.Namespace) -> TournamentResult:
     async with MatchServer(records, port=0, http_allow=http_allowed(_entrants(args)),
-                           workers=args.workers) as server:
+                           workers=args.workers, registration="seats") as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
         progress = _progress(args, games)

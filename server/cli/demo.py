@@ -27,14 +27,18 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--players", nargs=2, default=["agent", "uct"], metavar="SPEC",
                         help="the demo match's two seats (default: agent uct)")
     parser.add_argument("--playclock", default="2", help="seconds per move (default 2)")
-    parser.add_argument("--db", default="matches.sqlite", help="match database")
+    parser.add_argument("--db", default="matches.sqlite",
+                        help="the match database the demo match is recorded in (default: "
+                        "matches.sqlite in the current folder)")
     args = parser.parse_args(argv)
 
     status = 0
     for solver in ("baseline", "ih"):
         print(f"== ggp solve {Path(args.game).name} --solver {solver}", flush=True)
         status |= solve_cli.solve_main([args.game, "--solver", solver, "--quiet"])
-    print(f"\n== ggp match {Path(args.game).name} --players {' '.join(args.players)}", flush=True)
+    # (the command as run, --db included: the demo writes that file)
+    print(f"\n== ggp match {Path(args.game).name} --players {' '.join(args.players)} "
+          f"--db {args.db}", flush=True)
     status |= server_cli.match_main([args.game, "--players", *args.players, "--startclock", "10",
                                      "--playclock", args.playclock, "--seed", "1",
                                      "--db", args.db])

@@ -67,6 +67,9 @@ class Player(Protocol):
     """A seated player (see the module docstring)."""
 
     label: str  # the name recorded for the seat
+    # loop time the last answer reached the server, when the player knows it better than
+    # the moment ``play`` returns (a websocket seat: when its move message was read)
+    answered_at: float | None
 
     @property
     def connected(self) -> bool:
@@ -117,6 +120,7 @@ class QuietPlayer:
     """Default no-op notifications for players that need no messages after a step."""
 
     label = "player"
+    answered_at: float | None = None
 
     @property
     def connected(self) -> bool:

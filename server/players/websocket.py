@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from server import protocol
+from server import loop_clock, protocol
 from server.connections import Connection, Lobby
 from server.players.base import SeatInfo, SeatUnfilled, StepRequest
 from server.players.spec import PlayerSpec
@@ -45,6 +45,7 @@ class WsSeat:
         self.open: _Open | None = None
         self.step = 0
         self.history: list[Any] = []  # the observation of each finished step, sent or not
+        self.answered_at: float | None = None  # loop time the open request's move came in
 
     @property
     def connected(self) -> bool:
@@ -79,6 +80,7 @@ class WsSeat:
     async def play(self, request: StepRequest) -> Any:
         loop = asyncio.get_running_loop()
         self.step = request.step
+        self.answered_at = None
         self.open = _Open(request.step, loop.create_future(), request,
                           loop.time() + request.deadline)
         try:
@@ -93,6 +95,7 @@ class WsSeat:
         open_ = self.open
         if open_ is None or open_.step != step or open_.reply.done():
             return False
+        self.answered_at = loop_clock.running().arrival()
         open_.reply.set_result(move)
         return True
 

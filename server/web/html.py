@@ -36,8 +36,11 @@ def void(name: str, /, **attrs: Any) -> str:
     return tag(name, **attrs)[:-len(f"</{name}>")]
 
 
+# a colour's name gets that colour; x and o, the usual two marks, red and blue (by the
+# hash they came out red and rose: alike at a glance)
 COLOUR_WORDS = {"red": "v0", "yellow": "v1", "green": "v2", "purple": "v3", "black": "v4",
-                "orange": "v5", "blue": "v6", "pink": "v7", "white": "vw"}
+                "orange": "v5", "blue": "v6", "pink": "v7", "white": "vw",
+                "x": "v0", "o": "v6"}
 
 
 def colour_class(text: str) -> str:
@@ -53,6 +56,11 @@ def colour_class(text: str) -> str:
     for ch in text:
         code = (code * 31 + ord(ch)) % 1_000_003
     return f"v{code % PALETTE}"
+
+
+def cell_text(text: str) -> str:
+    """What a board cell shows: nothing for a blank (``b``, ``blank`` ...: ``BLANKS``)."""
+    return "" if text.strip().lower() in BLANKS else text
 
 
 def number(value: float | None, digits: int = 2) -> str:

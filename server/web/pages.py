@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote
 
-from server.web.html import colour_class, esc, number, page, table, tag, void, when
+from server.web.html import cell_text, colour_class, esc, number, page, table, tag, void, when
 
 FINISHED = ("completed", "aborted")
 
@@ -65,7 +65,8 @@ def render_grid(grid: dict[str, Any]) -> str:
     head = tag("tr", tag("th", "") + "".join(tag("th", esc(c)) for c in grid["columns"]))
     rows = []
     for label, cells in zip(grid["rows"], grid["cells"], strict=True):
-        tds = "".join(tag("td", esc(text), class_=f"cell {colour_class(text)}".strip())
+        tds = "".join(tag("td", esc(cell_text(text)),
+                          class_=f"cell {colour_class(text)}".strip())
                       for text in cells)
         rows.append(tag("tr", tag("th", esc(label)) + tds))
     return tag("table", tag("thead", head) + tag("tbody", "".join(rows)), class_="grid",
@@ -246,8 +247,10 @@ def tournament_page(t: dict[str, Any], standings: Sequence[dict[str, Any]],
 def standings_table(rows: Sequence[dict[str, Any]], table_id: str) -> str:
     def ci(s: dict[str, Any]) -> str:
         if s.get("mean") is None or s.get("ci95") is None:
-            return "–"
-        return f"{s['mean'] - s['ci95']:.2f} .. {s['mean'] + s['ci95']:.2f}"
+            return "–"  # undefined: too few matches
+        low = s.get("ci95_low", s["mean"] - s["ci95"])  # (clipped to the payoff range)
+        high = s.get("ci95_high", s["mean"] + s["ci95"])
+        return f"{low:.2f} .. {high:.2f}"
 
     return table(["player", "game", "matches", "mean", "±95%", "95% CI", "W", "D", "L",
                   "aborted"],

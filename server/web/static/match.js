@@ -24,8 +24,9 @@
     return node;
   }
 
+  // as server/web/html.py: x and o, the usual two marks, red and blue
   const COLOUR_WORDS = { red: "v0", yellow: "v1", green: "v2", purple: "v3", black: "v4",
-                         orange: "v5", blue: "v6", pink: "v7", white: "vw" };
+                         orange: "v5", blue: "v6", pink: "v7", white: "vw", x: "v0", o: "v6" };
 
   function colourClass(text) {
     const word = text.trim().toLowerCase();
@@ -54,7 +55,8 @@
       const tr = tbody.appendChild(el("tr"));
       tr.appendChild(el("th", label));
       grid.cells[r].forEach((text) => {
-        tr.appendChild(el("td", text, ("cell " + colourClass(text)).trim()));
+        const blank = BLANKS.has(text.trim().toLowerCase()); // a blank shows nothing
+        tr.appendChild(el("td", blank ? "" : text, ("cell " + colourClass(text)).trim()));
       });
     });
     return table;
