@@ -147,6 +147,8 @@ def _solve_handler(argv: Sequence[str]) -> str:
 
     path = _solve_file(argv) or ""
     fmt = game_format(detect_format(path, _head(path)))
+    if not fmt.solve:   # a format the server plays but no solver takes
+        raise _UsageError(f"ggp solve: no solver takes {fmt.name} games ({fmt.summary})")
     solver = _option_value(argv, "--solver")
     model = registry.model_of(solver) if solver else None
     if model is None:   # no --solver, or an unknown one the default front end refuses

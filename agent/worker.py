@@ -20,13 +20,13 @@ import os
 import resource
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
 from agent.brains.base import Brain
 from agent.brains.options import BrainOptions, GameSpec
-from gdl.reasoning import kernels
 from solvers.errors import GameError, LimitReached
 
 log = logging.getLogger("agent.worker")
@@ -140,16 +140,17 @@ class BrainHost:
 
 
 def worker_main(conn: Connection, make_brain: Callable[..., Brain],
-                crash_at_step: int | None = None, warm: bool = False) -> None:
+                crash_at_step: int | None = None,
+                warm_up: Callable[[], None] | None = None) -> None:
     """Serve requests from the agent (:class:`BrainHost`) until told to quit or the pipe
     closes. SIGUSR1 cancels the request being served: it answers ``("cancelled",
     seq)`` at once (a cancelled ``play`` has still taken its observation, so
     ``goals`` works after it). A failed request is answered ``error``; a ``start``
-    that fails before its brain is made and caught up leaves none."""
-    if warm:
-        # a spare, idle until its match: the batched playouts' compiled kernels now
-        # (0.65 s; on a start clock only from KERNEL_CLOCK on, and never on a play clock)
-        kernels.compiled(kernels.MIN_ITEMS)
+    that fails before its brain is made and caught up leaves none. ``warm_up``: a
+    spare's, run on a thread beside the loop so a START that comes first is served at
+    once (its searches use the numpy passes until the kernels are in)."""
+    if warm_up is not None:
+        threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
 
     # The cyclic collector's full passes over a big search tree take long enough to
     # make a move late; the tree has no cycles, so collect only between moves, and
@@ -215,15 +216,18 @@ def main(argv: list[str]) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s worker %(levelname)s %(message)s")
     try:
         args = argv[1:]
-        warm = "--warm" in args
+        warm_up = None
         # deferred: the light fallback worker never imports the search's heavy modules
         if "--legal" in args:  # (deferred: numba, the search, the solvers stay out)
             from agent.brains.legal import LegalBrain as make_brain
         else:  # deferred: the light worker does without numba, the search, the solvers
             from agent.brains.factory import make_brain
+            from agent.brains.factory import warm_up as load_kernels
+            if "--warm" in args:  # a spare: the compiled kernels while idle
+                warm_up = load_kernels
         crash = [a for a in args if not a.startswith("--")]
         worker_main(Connection(int(argv[0])), make_brain, int(crash[0]) if crash else None,
-                    warm)
+                    warm_up)
     except KeyboardInterrupt:  # Ctrl-C in the terminal reaches the whole process group:
         return 130  # the agent says "interrupted", the worker leaves quietly
     return 0

@@ -1,18 +1,28 @@
 """HiGHS as bundled with scipy: the binding, and an LP handed to it directly.
 
-scipy (>= 1.15) ships HiGHS' own Python binding as a private module; ``core`` is that
-module, or ``None`` on an older scipy (callers then use ``scipy.optimize.linprog``).
+scipy (>= 1.15) ships HiGHS' own Python binding as a private module; :func:`binding`
+is that module, or ``None`` on an older scipy (callers then use
+``scipy.optimize.linprog``). It is imported on first use: it loads scipy.optimize
+(~0.7 s), which an agent worker importing the solvers must not pay on a start clock.
 """
 
 from __future__ import annotations
 
+from functools import cache
+from types import ModuleType
+
 import numpy as np
 import scipy.sparse as sp
 
-try:  # scipy >= 1.15 ships its HiGHS binding as a private module
-    from scipy.optimize._highspy import _core as core
-except ImportError:  # pragma: no cover - older scipy: linprog only
-    core = None
+
+@cache
+def binding() -> ModuleType | None:
+    """HiGHS' binding in scipy, or None on an older scipy."""
+    try:  # deferred: scipy.optimize (see the module docstring)
+        from scipy.optimize._highspy import _core
+    except ImportError:  # pragma: no cover - older scipy: linprog only
+        return None
+    return _core
 
 
 def highs_model(cost: np.ndarray, a_ub: sp.spmatrix, b_ub: np.ndarray, a_eq: sp.spmatrix,
@@ -21,6 +31,7 @@ def highs_model(cost: np.ndarray, a_ub: sp.spmatrix, b_ub: np.ndarray, a_eq: sp.
     """A HiGHS instance holding min ``cost . x`` s.t. ``a_ub x <= b_ub``, ``a_eq x = b_eq``,
     ``lower <= x <= upper`` (infinite bounds allowed), quiet, ready to ``run()``.
     ``presolve`` None keeps HiGHS' choice."""
+    core = binding()
     inf = core.kHighsInf
     a = sp.vstack([a_ub, a_eq]).tocsc()
     n_ub = a_ub.shape[0]

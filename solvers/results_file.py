@@ -4,6 +4,7 @@ finishes, so a run killed at any point loses at most the item in flight and
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections.abc import Collection
 from pathlib import Path
@@ -39,3 +40,15 @@ def drop_torn_line(path: Path) -> None:
     if data and not data.endswith(b"\n"):
         with path.open("r+b") as out:
             out.truncate(data.rfind(b"\n") + 1)
+
+
+def add_results_arguments(parser: argparse.ArgumentParser, default: str, when: str = "") -> None:
+    """A resumable bench's options: ``--results FILE``, ``--resume`` and ``--summary``
+    (``when``: the mode they belong to, for the help)."""
+    scope = f"with {when}: " if when else ""
+    parser.add_argument("--results", default=default, metavar="FILE",
+                        help=f"{scope}JSON lines, one a match (default {default})")
+    parser.add_argument("--resume", action="store_true",
+                        help=f"{scope}skip the matches --results already has")
+    parser.add_argument("--summary", action="store_true",
+                        help=f"{scope}print the summary of --results, play nothing")

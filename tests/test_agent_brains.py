@@ -68,6 +68,7 @@ def test_the_worker_knows_no_brain_by_its_kind() -> None:
                 and node.module.startswith("agent.") for alias in node.names}
     assert imported == {("agent.brains.base", "Brain"), ("agent.brains.factory", "make_brain"),
                         ("agent.brains.legal", "LegalBrain"),
+                        ("agent.brains.factory", "warm_up"),
                         ("agent.brains.options", "BrainOptions"),
                         ("agent.brains.options", "GameSpec")}
     assert "isinstance" not in (AGENT / "worker.py").read_text()

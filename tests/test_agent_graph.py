@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from test_agent_search import PENNIES, PICKS, TICTACTOE, play
 
-from agent.search.graph import GraphSearch, make_search
+from agent.search.graph import KERNELS, GraphSearch, make_search
 from agent.search.mcts import AgentConfig, AgentSearch, parse_enhancements
 from gdl.reasoning.machine import load_machine
 from solvers.search import solve_exact
@@ -49,13 +49,23 @@ GAMBLE = """
 """
 
 
+@pytest.fixture(scope="module", autouse=True)
+def graph_kernels():
+    """The graph's compiled kernels (the agent's spare worker loads them while idle)."""
+    if KERNELS.load() is None:
+        pytest.skip("numba is not available")
+
+
 @pytest.fixture(scope="module")
 def tictactoe():
     return load_machine(TICTACTOE, engine="compiled")
 
 
-def test_the_graph_is_chosen_where_it_applies(tictactoe) -> None:
+def test_the_graph_is_chosen_where_it_applies(tictactoe, monkeypatch) -> None:
     assert isinstance(make_search(tictactoe, AgentConfig(enhancements=GRAPH)), GraphSearch)
+    with monkeypatch.context() as patched:   # its kernels not loaded yet: the other search
+        patched.setattr(KERNELS, "loaded", None)
+        assert isinstance(make_search(tictactoe, AgentConfig(enhancements=GRAPH)), AgentSearch)
     for switches in ("default", "default,graph,grave"):
         search = make_search(tictactoe, AgentConfig(enhancements=parse_enhancements(switches)))
         assert isinstance(search, AgentSearch)

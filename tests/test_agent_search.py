@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 import pytest
+from conftest import REPO
 
 from agent.search.mcts import DEFAULT_ENHANCEMENTS, AgentConfig, AgentSearch, parse_enhancements
 from agent.search.playouts import BatchPlayouts, PlayoutPolicy, ScalarPlayouts, make_playouts
@@ -54,18 +55,7 @@ TICTACTOE = """
 """
 
 # One player picks a or b three times; only a, a, a scores (100), anything else 0.
-PICKS = """
-(role p)
-(init (step 0)) (init (good))
-(succ 0 1) (succ 1 2) (succ 2 3)
-(<= (legal p a) (true (step ?n)))
-(<= (legal p b) (true (step ?n)))
-(<= (next (step ?m)) (true (step ?n)) (succ ?n ?m))
-(<= (next (good)) (true (good)) (does p a))
-(<= terminal (true (step 3)))
-(<= (goal p 100) (true (good)))
-(<= (goal p 0) (not (true (good))))
-"""
+PICKS = (REPO / "tests" / "data" / "picks.kif").read_text()
 
 
 # Matching pennies: a matches b's coin for 100, else b gets 100; value 50/50.

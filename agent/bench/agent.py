@@ -52,6 +52,7 @@ from gdl.reasoning.machine import load_machine
 from solvers.errors import GameError
 from solvers.files import read_text
 from solvers.locations import CORPUS
+from solvers.results_file import add_results_arguments
 from solvers.search import MCTS, SearchConfig, solve_exact
 
 
@@ -168,12 +169,7 @@ def _parser() -> argparse.ArgumentParser:
                         "the suite's 16 two-player games)")
     parser.add_argument("--corpus", default=str(CORPUS), metavar="DIR",
                         help="folder of the corpus games (default ../shared/gdl-corpus/repository)")
-    parser.add_argument("--results", default="agent-strength.jsonl", metavar="FILE",
-                        help="with --suite: JSON lines, one a match (default agent-strength.jsonl)")
-    parser.add_argument("--resume", action="store_true",
-                        help="with --suite: skip the matches --results already has")
-    parser.add_argument("--summary", action="store_true",
-                        help="with --suite: print the summary of --results, play nothing")
+    add_results_arguments(parser, "agent-strength.jsonl", when="--suite")
     parser.add_argument("--enhancements", default="default", metavar="LIST",
                         help="the agent's search enhancements (see ggp agent --help)")
     parser.add_argument("--opponent", choices=("random", "uct"), default="random",

@@ -24,7 +24,9 @@ turn (and the optional ones switched on) on the same games and seeds.
 
 ``--rates`` measures playouts per second (CPU time) of plain ``uct`` and of the
 agent's search, and of playouts alone (single against batched over the bit-vector
-engine), one game after the other in one run.
+engine; batched on numpy, as before the compiled playouts of
+:mod:`gdl.reasoning.playout_net`, against batched as it runs now), one game after the
+other in one run.
 """
 
 from __future__ import annotations
@@ -379,9 +381,13 @@ def print_rates(games: Sequence[str], corpus: Path, seconds: float,
         state = machine.initial_state()
         rates = {}
         single = tuple(e for e in enhancements if e != "batch")
+        numpy_search = AgentSearch(machine, AgentConfig(enhancements=(*single, "batch")))
+        if hasattr(numpy_search.playouts, "net"):   # batched on numpy (before the compiled playouts)
+            numpy_search.playouts.net = None
         for name, search in (
                 ("uct", MCTS(machine, SearchConfig())),
                 ("agent", AgentSearch(machine, AgentConfig(enhancements=single))),
+                ("numpy", numpy_search),
                 ("batched", AgentSearch(machine, AgentConfig(enhancements=(*single, "batch"))))):
             search.search(state, playouts=100)   # warm the engine's caches
             gc.disable()   # as in a match (play_match): no cyclic collection on a clock
@@ -392,8 +398,10 @@ def print_rates(games: Sequence[str], corpus: Path, seconds: float,
             finally:
                 gc.enable()
                 gc.collect()
-        for name, batched in (("single", False), ("batch", True)):
+        for name, batched in (("single", False), ("batch numpy", True), ("batch", True)):
             playouts = make_playouts(machine, PlayoutPolicy(), (), random.Random(0), batched)
+            if name == "batch numpy" and hasattr(playouts, "net"):
+                playouts.net = None
             size = BATCH_PLAYOUTS if batched else 1
             done, cpu, wall = 0, time.process_time(), time.monotonic() + seconds
             while time.monotonic() < wall:
@@ -401,7 +409,10 @@ def print_rates(games: Sequence[str], corpus: Path, seconds: float,
             rates[name] = done / max(1e-9, time.process_time() - cpu)
         print(f"  {game:24s} {machine.engine_name:8s} search: uct {rates['uct']:6.0f}  agent "
               f"one at a time {rates['agent']:6.0f} ({rates['agent'] / rates['uct']:.2f}x)  "
+              f"batched numpy {rates['numpy']:6.0f}  "
               f"batched {rates['batched']:6.0f} ({rates['batched'] / rates['uct']:.2f}x)"
-              f"   playouts alone: single {rates['single']:6.0f}  batched {rates['batch']:6.0f}  "
-              f"({rates['batch'] / rates['single']:.2f}x)", flush=True)
+              f"   playouts alone: single {rates['single']:6.0f}  batched numpy "
+              f"{rates['batch numpy']:6.0f}  batched {rates['batch']:6.0f}  "
+              f"({rates['batch'] / rates['single']:.2f}x single, "
+              f"{rates['batch'] / rates['batch numpy']:.2f}x numpy)", flush=True)
     return 0

@@ -40,6 +40,7 @@ from agent.brains.gdl_exact import ExactTable, kernels_held
 from agent.brains.gdl_traps import trap_values
 from agent.brains.moves import draw, search_move
 from agent.brains.options import BrainOptions, GameSpec, role_index
+from agent.search import graph
 from agent.search.graph import GraphSearch, make_search
 from agent.search.mcts import AgentSearch
 from gdl.reasoning import kernels
@@ -134,10 +135,16 @@ class GdlBrain:
         info: dict[str, Any] = {"engine": self.machine.engine_name, "roles": len(self.machine.roles)}
         if self.search.batched:
             if until - started > KERNEL_CLOCK:
-                # the batched playouts' compiled kernels (1-4 s to load; without
-                # them batches take the numpy passes; a spare worker has them)
+                # the batched playouts' and the graph's compiled kernels (1-4 s to
+                # load; without them batches take the numpy passes and the search the
+                # per-node one; a spare worker has them)
                 kernels.compiled(kernels.MIN_ITEMS)
+                if self.search.agent.on("graph"):
+                    graph.KERNELS.load()
+            if self.search.agent.on("graph") and not isinstance(self.search, GraphSearch):
+                self.search = self._new_search(self.search.agent.enhancements)
             info["kernels"] = kernels.KERNELS.loaded is not None
+            info["graph"] = isinstance(self.search, GraphSearch)
         searchable = not self.machine.is_terminal(self.state)
         if searchable and self._too_wide():
             info["search"] = f"none: a role has over {SEARCHABLE_MOVES} legal moves"

@@ -33,18 +33,24 @@ import random
 import time
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from types import ModuleType
 
 import numpy as np
 
-from agent.search import graph_kernels as kern
 from agent.search.mcts import CLOSE, AgentConfig, AgentSearch
 from agent.search.playouts import BatchPlayouts, PlayoutPolicy
 from gdl.reasoning.batch_machine import batch_machine_of, pack_ints, unpack_int
 from solvers.errors import GameError
+from solvers.numba_switch import LazyKernels
 from solvers.search import SearchResult
 from solvers.search.matrix_game import solve_matrix_game
 
 UNSUPPORTED = ("grave", "leaf", "repeat", "decisive")
+# The graph's compiled rounds (agent.search.graph_kernels): imported with numba and
+# warmed (a cold compile takes 10-30 s, a cached load under a second) only by
+# KERNELS.load(), which the agent's spare worker runs while idle; a search is a
+# graph search only once they are in.
+KERNELS = LazyKernels("agent.search.graph_kernels", 0)
 MAX_DEPTH = 1024       # a descent this deep plays out from where it is
 SLOTS_PER_NODE = 8     # first guess of the slot and child pools' size, grown as needed
 
@@ -60,7 +66,9 @@ class _Parents:
 class Graph:
     """The node pool (see :mod:`agent.search.graph_kernels` for the layout)."""
 
-    def __init__(self, capacity: int, n_roles: int, n_words: int, outer_words: int) -> None:
+    def __init__(self, kern: ModuleType, capacity: int, n_roles: int, n_words: int,
+                 outer_words: int) -> None:
+        self.kern = kern
         self.capacity = capacity
         self.meta = np.zeros(4, dtype=np.int64)   # nodes, slots, children in use
         self.state = np.zeros((capacity, n_words), dtype=np.uint64)
@@ -95,7 +103,7 @@ class Graph:
     def compact(self, root: int) -> int:
         """Keep the nodes reachable from ``root``, renumbered in order; the new root."""
         n = self.nodes
-        keep = kern.reachable(root, n, self.terminal, self.size, self.child_base, self.child)
+        keep = self.kern.reachable(root, n, self.terminal, self.size, self.child_base, self.child)
         old = np.flatnonzero(keep)
         number = np.full(n, -1, dtype=np.int64)
         number[old] = np.arange(len(old))
@@ -117,7 +125,7 @@ class Graph:
         self.child_base[:len(old)] = np.cumsum(joint_counts) - joint_counts
         self.meta[:3] = (len(old), len(slot_from), len(children))
         self.table.fill(-1)
-        kern.rebuild_table(self.table, self.state, len(old))
+        self.kern.rebuild_table(self.table, self.state, len(old))
         return int(number[root])
 
 
@@ -150,6 +158,10 @@ class GraphSearch:
                  ) -> None:
         self.machine = machine
         self.agent = self.config = config
+        kern = KERNELS.loaded
+        if kern is None:
+            raise GameError("the graph search's compiled kernels are not loaded")
+        self.kern = kern
         self.bm = batch_machine_of(machine)
         self.chance_roles = tuple(chance_roles)
         self._rng = random.Random(config.seed)
@@ -158,7 +170,7 @@ class GraphSearch:
                                cutoff=config.cutoff if config.on("cutoff") else 0)
         self.playouts = BatchPlayouts(machine, policy, self.chance_roles, self._rng)
         n_roles = len(machine.roles)
-        self.graph = Graph(max(16, config.max_nodes), n_roles, self.bm.n_words,
+        self.graph = Graph(kern, max(16, config.max_nodes), n_roles, self.bm.n_words,
                            self.bm.outer_words)
         self.chance = np.array([r in self.chance_roles for r in range(n_roles)], dtype=np.bool_)
         self.move_role = self.bm.move_role.astype(np.int64)
@@ -219,7 +231,7 @@ class GraphSearch:
         full (the nodes the game has left behind are dropped)."""
         graph = self.graph
         packed = pack_ints([state], self.bm.n_words)
-        node = kern.find(graph.table, graph.state, packed[0])
+        node = self.kern.find(graph.table, graph.state, packed[0])
         if node >= 0 and graph.nodes > graph.capacity // 2:
             node = graph.compact(node)
         if node < 0:
@@ -233,13 +245,13 @@ class GraphSearch:
         """``size`` descents, their new nodes, playouts and backups; the simulations."""
         graph = g = self.graph
         path_node, path_joint, path_virtual, path_len, kind, leaf = self._paths
-        kern.select(root, size, self.config.exploration, self.agent.simultaneous_exploration,
+        self.kern.select(root, size, self.config.exploration, self.agent.simultaneous_exploration,
                     self.vmean, self.rng, self.chance, g.terminal, g.proven, g.count, g.rsum,
                     g.size, g.slot_base, g.slot_visits, g.slot_total, g.child_base, g.child,
                     path_node, path_joint, path_virtual, path_len, kind, leaf)
         kind, leaf = kind[:size], leaf[:size]
         start = graph.state[leaf].copy()     # where each descent plays out from
-        edges = np.flatnonzero(kind == kern.NEW_EDGE)
+        edges = np.flatnonzero(kind == self.kern.NEW_EDGE)
         if len(edges):
             joints = path_joint[edges, path_len[edges] - 1]
             rows = self._children(leaf[edges], joints)
@@ -249,18 +261,18 @@ class GraphSearch:
             leaf[edges[known]] = nodes[known]
             kind[edges[known]] = np.where(
                 graph.terminal[nodes[known]] | graph.proven[nodes[known]],
-                kern.SETTLED, kern.PLAYOUT)
-        settled = kind == kern.SETTLED
+                self.kern.SETTLED, self.kern.PLAYOUT)
+        settled = kind == self.kern.SETTLED
         rewards = graph.value[leaf].copy()
         play = np.flatnonzero(~settled)
         if len(play):
             outcome = self.playouts.run_packed(start[play], deadline)
             if outcome is None:   # out of time: the pending visits are taken back
-                kern.undo(size, self.vmean, self.chance, path_node, path_joint, path_virtual,
+                self.kern.undo(size, self.vmean, self.chance, path_node, path_joint, path_virtual,
                           path_len, g.count, g.size, g.slot_base, g.slot_visits, g.slot_total)
                 return 0
             rewards[play] = outcome[0]
-        kern.backup(size, rewards, settled, self.vmean, self.agent.on("solver"), self.chance,
+        self.kern.backup(size, rewards, settled, self.vmean, self.agent.on("solver"), self.chance,
                     self.role_max, self.move_role, path_node, path_joint, path_virtual,
                     path_len, g.terminal, g.proven, g.value, g.rsum, g.size, g.slot_base,
                     g.slot_move, g.slot_total, g.child_base, g.child, self.playouts.mast.sums,
@@ -294,7 +306,7 @@ class GraphSearch:
         g = self.graph
         nodes = np.empty(len(rows), dtype=np.int64)
         new = np.empty(len(rows), dtype=np.bool_)
-        kern.lookup(rows, parents, joints, g.meta, g.table, g.state, g.child_base, g.child,
+        self.kern.lookup(rows, parents, joints, g.meta, g.table, g.state, g.child_base, g.child,
                     nodes, new)
         fresh = nodes[new]
         chunk = self.bm.state_chunk
@@ -304,7 +316,7 @@ class GraphSearch:
             g.outer[part, :batch.outer.shape[1]] = batch.outer
             g.free[part] = batch.next_free
             goals = self.playouts._goals(batch, np.arange(len(part)), terminal=True)
-            while not kern.fill(part, batch.terminal, batch.legal, goals, self.move_role,
+            while not self.kern.fill(part, batch.terminal, batch.legal, goals, self.move_role,
                                 g.meta, g.terminal, g.proven, g.value, g.count, g.rsum, g.size,
                                 g.slot_base, g.slot_move, g.slot_visits, g.slot_total,
                                 g.child_base, g.child):
@@ -329,7 +341,7 @@ class GraphSearch:
 
     def node_of(self, state: Hashable) -> int:
         """The node of the engine's state ``state`` (-1: not in the graph)."""
-        return int(kern.find(self.graph.table, self.graph.state,
+        return int(self.kern.find(self.graph.table, self.graph.state,
                              pack_ints([state], self.bm.n_words)[0]))
 
     def state_of(self, node: int) -> int:
@@ -407,13 +419,13 @@ class GraphSearch:
 
 def make_search(machine, config: AgentConfig, chance_roles: Sequence[int] = ()
                 ):  # -> GraphSearch | AgentSearch
-    """The graph search when ``graph`` is on and it applies (module docstring), else
-    :class:`AgentSearch`."""
+    """The graph search when ``graph`` is on, it applies (module docstring) and its
+    compiled kernels are in (:data:`KERNELS`), else :class:`AgentSearch`."""
     if (config.on("graph") and config.simultaneous == "duct"
             and not any(config.on(e) for e in UNSUPPORTED)
             and getattr(machine, "engine_name", "") == "compiled"):
         try:
             return GraphSearch(machine, config, chance_roles=chance_roles)
-        except GameError:   # LimitReached: the move network does not ground
+        except GameError:   # kernels not in, or LimitReached: no move network
             pass
     return AgentSearch(machine, config, chance_roles=chance_roles)

@@ -18,6 +18,7 @@ read-out), :func:`backup` (rewards, proofs, MAST statistics of the tree moves).
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 from numba import njit
@@ -520,3 +521,52 @@ def rebuild_table(table: np.ndarray, state: np.ndarray, n_nodes: int) -> None:
     """Enter nodes ``0 .. n_nodes - 1`` in an emptied table."""
     for node in range(n_nodes):
         _insert(table, state[node], node)
+
+
+def warm_up() -> float:
+    """Compile (or load from the disk cache) every kernel, on a two-node graph with
+    the arrays' real types; the seconds it took (the agent's spare worker pays them
+    while idle, never a clock)."""
+    started = time.perf_counter()
+    i4, i8, b1, u8 = np.int32, np.int64, np.bool_, np.uint64
+    roles, nodes, moves = 2, 4, 2
+    state = np.zeros((nodes, 1), dtype=u8)
+    table = np.full(16, -1, dtype=i4)
+    meta = np.zeros(4, dtype=i8)
+    terminal, proven = np.zeros(nodes, dtype=b1), np.zeros(nodes, dtype=b1)
+    value, count, rsum = np.zeros((nodes, roles)), np.zeros(nodes), np.zeros((nodes, roles))
+    size = np.zeros((nodes, roles), dtype=i4)
+    slot_base, child_base = np.zeros(nodes, dtype=i8), np.zeros(nodes, dtype=i8)
+    slot_move, slot_visits, slot_total = np.zeros(8, dtype=i4), np.zeros(8), np.zeros(8)
+    child = np.full(8, -1, dtype=i4)
+    chance, role_max = np.zeros(roles, dtype=b1), np.ones(roles)
+    move_role = np.array([0, 1], dtype=i8)
+    rows = np.array([[1], [2]], dtype=u8)
+    out, new = np.zeros(2, dtype=i8), np.zeros(2, dtype=b1)
+    lookup(rows[:1], np.array([-1], dtype=i8), np.zeros(1, dtype=i8), meta, table, state,
+           child_base, child, out[:1], new[:1])
+    legal = np.array([[True, True]])
+    fill(out[:1], np.zeros(1, dtype=b1), legal, np.zeros((1, roles)), move_role, meta,
+         terminal, proven, value, count, rsum, size, slot_base, slot_move, slot_visits,
+         slot_total, child_base, child)
+    paths = (np.zeros((1, 4), dtype=i8), np.zeros((1, 4), dtype=i8), np.zeros((1, 4, roles)),
+             np.zeros(1, dtype=i8), np.zeros(1, dtype=i8), np.zeros(1, dtype=i8))
+    rng = np.array([1], dtype=u8)
+    select(0, 1, 0.7, 0.7, True, rng, chance, terminal, proven, count, rsum, size, slot_base,
+           slot_visits, slot_total, child_base, child, *paths)
+    lookup(rows[1:], np.zeros(1, dtype=i8), np.zeros(1, dtype=i8), meta, table, state,
+           child_base, child, out[1:], new[1:])
+    fill(out[1:], np.ones(1, dtype=b1), legal, np.ones((1, roles)), move_role, meta,
+         terminal, proven, value, count, rsum, size, slot_base, slot_move, slot_visits,
+         slot_total, child_base, child)
+    backup(1, np.ones((1, roles)), np.ones(1, dtype=b1), True, True, chance, role_max,
+           move_role, paths[0], paths[1], paths[2], paths[3], terminal, proven, value, rsum,
+           size, slot_base, slot_move, slot_total, child_base, child, np.zeros(moves),
+           np.zeros(moves), np.full(moves, -1, dtype=i8), 0)
+    undo(0, True, chance, paths[0], paths[1], paths[2], paths[3], count, size, slot_base,
+         slot_visits, slot_total)
+    prove(0, chance, role_max, terminal, proven, value, size, child_base, child)
+    reachable(0, int(meta[0]), terminal, size, child_base, child)
+    rebuild_table(table, state, int(meta[0]))
+    find(table, state, rows[0])
+    return time.perf_counter() - started

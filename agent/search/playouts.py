@@ -14,12 +14,17 @@ probability ``epsilon`` a uniform move, else the best, ties at random), or with 
 CadiaPlayer first did (Finnsson & Björnsson, AAAI 2008; their temperature 10 on
 goals 0-100 is 0.1 here). Chance roles (GDL's ``random``) always move uniformly.
 
-:class:`BatchPlayouts` (a compiled engine): the K leaf states are packed into rows
-of :class:`gdl.reasoning.batch_machine.BatchMachine` and advanced together: one
-``evaluate_states`` (terminal, legal, goals) and one ``next_states`` per step for
-all the playouts still running; moves are drawn with random keys over each role's
-legal columns (MAST's greedy rows key by value), so no Python loop runs
-per playout or per move. :class:`ScalarPlayouts` (any engine) plays one at a time.
+:class:`BatchPlayouts` (a compiled engine): with the compiled kernels in
+(:mod:`gdl.reasoning.kernels`), whole playouts run in compiled code
+(:class:`gdl.reasoning.playout_net.PlayoutNet`: 64 playouts a machine word, no Python
+per step, the moves drawn inside from a seed this class passes), for every batch
+size (a single playout too: 2.8x a ScalarPlayouts playout on connectFour, 2.9x on
+breakthrough). Without them (and for ``decisive``) the K leaf states are packed into
+rows of :class:`gdl.reasoning.batch_machine.BatchMachine` and advanced together in
+numpy: one ``evaluate_states`` (terminal, legal, goals) and one ``next_states`` per
+step for all the playouts still running; moves are drawn with random keys over each
+role's legal columns (MAST's greedy rows key by value), so no Python loop runs per
+playout or per move. :class:`ScalarPlayouts` (any engine) plays one at a time.
 """
 
 from __future__ import annotations
@@ -35,16 +40,19 @@ from itertools import accumulate
 
 import numpy as np
 
-from gdl.reasoning.batch_machine import batch_machine_of, pack_ints
+from gdl.reasoning import kernels
+from gdl.reasoning.batch_machine import BatchMachine, batch_machine_of, pack_ints
+from gdl.reasoning.playout_net import PlayoutNet, playout_net_of
 from solvers.errors import GameError
 
 MAX_STEPS = 10_000  # a playout this long is cut off and evaluated (games that never end)
 NEUTRAL = 0.5       # reward of a role whose goal is ill-defined at a cut-off state
-MIN_BATCH = 32      # fewer playouts than this run one at a time (measured: a batch of
-#                     32 ran at 0.8x, of 64 at 1.3-2.5x the rate of single playouts)
+MIN_BATCH = 32      # numpy path: fewer playouts than this run one at a time (measured: a
+#                     batch of 32 ran at 0.8x, of 64 at 1.3-2.5x the rate of single playouts)
 GIBBS_REFRESH = 32  # a cached Gibbs distribution is redrawn after this many learned playouts
 GIBBS_CACHE = 4096  # legal-move tuples whose Gibbs distribution is kept (then cleared)
 GIBBS_HITS = 0.8    # the share of hits in the first GIBBS_CACHE draws that keeps the cache
+KERNEL_PLAYOUTS = 1024  # compiled playouts a call, between deadline checks
 
 Played = set[tuple[int, Hashable]]
 Outcome = tuple[list[float], Played]
@@ -318,6 +326,10 @@ class BatchPlayouts:
         # few playouts at once run one at a time: a batch step costs the same for
         # 1 and for ~MIN_BATCH playouts
         self.single = ScalarPlayouts(machine, policy, self.mast, chance_roles, rng)
+        # whole playouts in compiled code (gdl.reasoning.playout_net), when the compiled
+        # kernels are in (gdl.reasoning.kernels decides); its network is built here,
+        # on the start clock, not at the first playout
+        self.net = _playout_net(self.batch)
 
     @property
     def chunk(self) -> int:
@@ -326,19 +338,31 @@ class BatchPlayouts:
 
     def run(self, states: Sequence[int], deadline: float | None,
             live: bool = False) -> list[Outcome] | None:
-        if len(states) < MIN_BATCH:
+        if len(states) < MIN_BATCH and not self._compiled(len(states)):
             return self.single.run(states, deadline, live)
         done = self.run_packed(pack_ints(list(states), self.batch.n_words), deadline)
         if done is None:
             return None
         rewards, played = done
-        return [(rewards[i].tolist(), self._pairs(played[i]) if self.policy.record else set())
-                for i in range(len(states))]
+        if not self.policy.record:
+            empty: Played = set()
+            return [(reward, empty) for reward in rewards.tolist()]
+        return [(reward, self._pairs(row)) for reward, row in zip(rewards.tolist(), played,
+                                                                   strict=True)]
+
+    def _compiled(self, size: int) -> bool:
+        """Whether the compiled whole playouts take a batch of ``size`` (every size,
+        once the kernels are in: one playout costs a network step per move, as 64 do)."""
+        return self.net is not None and not self.policy.decisive \
+            and kernels.compiled(size) is not None
 
     def run_packed(self, packed: np.ndarray, deadline: float | None
                    ) -> tuple[np.ndarray, np.ndarray] | None:
         """Playouts from [k, n_words] packed states, all at once: ([k, roles] rewards in
-        [0, 1], [k, moves] the moves each played), MAST learnt; None past the deadline."""
+        [0, 1], [k, moves] the moves each played, when recorded), MAST learnt; None past
+        the deadline."""
+        if self._compiled(len(packed)):
+            return self._run_compiled(packed, deadline)
         bm, policy = self.batch, self.policy
         k = len(packed)
         n_roles = len(self.columns)
@@ -372,6 +396,30 @@ class BatchPlayouts:
                 played[alive[go], move] = True
             packed = bm.next_states(batch, go, moves)
             alive = alive[go]
+        if policy.mast:
+            self.mast.learn_rows(played, rewards)
+        return rewards, played
+
+    def _run_compiled(self, packed: np.ndarray, deadline: float | None
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`run_packed` by the compiled playouts, :data:`KERNEL_PLAYOUTS` at a
+        time between deadline checks."""
+        policy, net = self.policy, self.net
+        mode, values = 0, None
+        if policy.mast:
+            mode, values = (2 if policy.temperature > 0 else 1), self.mast.values()
+        recording = policy.mast or policy.record
+        parts = []
+        for low in range(0, len(packed), KERNEL_PLAYOUTS):
+            if low and deadline is not None and time.monotonic() >= deadline:
+                return None
+            parts.append(net.play(packed[low:low + KERNEL_PLAYOUTS], limit=policy.cutoff or MAX_STEPS,
+                                  seed=int(self.np_rng.integers(1 << 62)),
+                                  chance=sorted(self.chance), mode=mode,
+                                  epsilon=policy.epsilon, temperature=policy.temperature,
+                                  values=values, record=recording))
+        rewards = np.concatenate([p.rewards for p in parts])
+        played = np.concatenate([p.played for p in parts])
         if policy.mast:
             self.mast.learn_rows(played, rewards)
         return rewards, played
@@ -455,6 +503,17 @@ class BatchPlayouts:
     def _pairs(self, row: np.ndarray) -> Played:
         owner = self.batch.move_role
         return {(int(owner[c]), 1 << int(c)) for c in np.flatnonzero(row)}
+
+
+def _playout_net(batch: BatchMachine) -> PlayoutNet | None:
+    """``batch``'s compiled playouts, unless the compiled kernels are switched off
+    (GGP_NUMBA=0, or no numba) or its network does not fit them."""
+    if not kernels.KERNELS.enabled:
+        return None
+    try:
+        return playout_net_of(batch)
+    except GameError:   # LimitReached: too many rows for the kernels' stream
+        return None
 
 
 def make_playouts(machine, policy: PlayoutPolicy, chance_roles: Sequence[int],

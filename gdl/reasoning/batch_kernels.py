@@ -16,6 +16,9 @@ loop each, with the same results bit for bit:
 - :func:`chunk_transitions`: a chunk's joint moves in the per-state order,
   written straight into the move network's packed leaves.
 
+:func:`warm_up` loads :mod:`gdl.reasoning.playout_kernels` (whole playouts) too, so the
+one switch serves both.
+
 The network stays bit-sliced rather than evaluated rule by rule per transition
 on packed rows: a transition costs a network's literals / 64 word operations
 sliced, against a check per body unsliced (simultaneous tic-tac-toe's move network
@@ -37,6 +40,8 @@ from llvmlite import ir
 from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
+
+from gdl.reasoning import playout_kernels
 
 BLOCK_WORDS = 32          # words of a bit-sliced block (2,048 items) evaluated together
 PREFETCH = 16             # table_add fetches the slot of the row this far ahead, and
@@ -267,4 +272,5 @@ def warm_up() -> float:
     counts = np.ones((1, 3), dtype=np.int64)
     chunk_transitions(counts, 0, 1, ints, np.zeros((2, 1), dtype=np.int64), rows, rows, ints,
                       word, rows.copy(), rows.copy())
+    playout_kernels.warm_up()   # the agent's compiled playouts, loaded with these
     return time.perf_counter() - start

@@ -49,7 +49,7 @@ from scipy import stats
 
 from solvers.errors import GameError
 from solvers.locations import CORPUS
-from solvers.results_file import drop_torn_line, read_json_lines
+from solvers.results_file import add_results_arguments, drop_torn_line, read_json_lines
 
 DEFAULT_GAMES = ("connectFour", "breakthrough", "knightThrough", "laikLee_hex",
                  "connectFourSimultaneous", "quad", "reversi", "nineBoardTicTacToe")
@@ -305,12 +305,7 @@ def _parser() -> argparse.ArgumentParser:
                         "(default 0,1; 'none': no pinning)")
     parser.add_argument("--agent-args", default="", metavar="ARGS",
                         help="extra options of our agent, e.g. '--enhancements default,no-mast'")
-    parser.add_argument("--results", default="versus.jsonl", metavar="FILE",
-                        help="results file, one JSON line a match (default versus.jsonl)")
-    parser.add_argument("--resume", action="store_true",
-                        help="skip the matches the results file has")
-    parser.add_argument("--summary", action="store_true",
-                        help="only print the summary of the results file")
+    add_results_arguments(parser, "versus.jsonl")
     return parser
 
 

@@ -31,11 +31,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from scipy.optimize import linprog
 
 from solvers.errors import GameError, LimitReached
-from solvers.highs import core as _highs
-from solvers.highs import highs_model
+from solvers.highs import binding, highs_model
 
 PROGRESS_SECONDS = 2.0
 
@@ -81,6 +79,7 @@ def run_lp(cost: np.ndarray, a_ub: sparse.spmatrix, b_ub: np.ndarray, a_eq: spar
     now = time.monotonic()
     if deadline is not None and now >= deadline:
         raise LimitReached(f"the time limit was reached before {what} started")
+    _highs = binding()
     if _highs is None:  # pragma: no cover - older scipy
         return _run_linprog(cost, a_ub, b_ub, a_eq, b_eq, n_nonneg, n_free, what, deadline)
     inf = _highs.kHighsInf
@@ -148,6 +147,9 @@ def _sigint_sets_flag(watch: _Watch) -> Iterator[None]:
 
 def _run_linprog(cost, a_ub, b_ub, a_eq, b_eq, n_nonneg: int, n_free: int, what: str,
                  deadline: float | None) -> LPResult:  # pragma: no cover - older scipy
+    # deferred: scipy.optimize (~0.7 s to import), as in solvers.matrix.lp
+    from scipy.optimize import linprog
+
     bounds = [(0, None)] * n_nonneg + [(None, None)] * n_free
     options = {} if deadline is None else {"time_limit": max(deadline - time.monotonic(), 1e-3)}
     result = linprog(cost, A_ub=a_ub.tocsr(), b_ub=b_ub, A_eq=a_eq.tocsr(), b_eq=b_eq,

@@ -17,7 +17,6 @@ are accurate well beyond the certificate's 1e-9.
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import linprog
 
 from solvers.errors import GameError
 
@@ -31,6 +30,10 @@ def maximin(payoff: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
     The column player's strategy is the dual solution of the same LP (the multipliers
     of the ``n`` constraints 2.7), so one HiGHS call solves both programs of Algorithm 3.
     """
+    # deferred: scipy.optimize takes ~0.7 s to import, and an agent worker that imports
+    # this module (for its exact solvers) must be ready within a start clock
+    from scipy.optimize import linprog
+
     m, n = payoff.shape
     cost = np.zeros(m + 1)
     cost[-1] = -1.0  # maximise u*

@@ -17,7 +17,6 @@ equilibria*, AAAI 2005, formulation 1. Variables per player ``i``: the mixed str
 from __future__ import annotations
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
 
 from solvers.errors import GameError
 from solvers.matrix.selection import objective
@@ -73,6 +72,9 @@ def solve_mip(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> tuple
         cost[iu0] = cost[iu1] = sign
     elif player is not None:
         cost[iu0 + player] = sign
+    # deferred: scipy.optimize, as in solvers.matrix.lp
+    from scipy.optimize import Bounds, LinearConstraint, milp
+
     low = np.zeros(size)
     high = np.ones(size)
     low[[iu0, iu1]], high[[iu0, iu1]] = -np.inf, np.inf

@@ -15,11 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.optimize import linprog
 
 from solvers.errors import GameRuntimeError
-from solvers.highs import core as _highs
-from solvers.highs import highs_model
+from solvers.highs import binding, highs_model
 
 
 @dataclass(frozen=True)
@@ -37,8 +35,11 @@ def solve_lp(cost: np.ndarray, a_ub: sp.csr_matrix, b_ub: np.ndarray, a_eq: sp.c
     HiGHS' presolve is off unless asked for: on the small stage LPs it costs more
     than it saves (measured: peg03 to gap 1 in 2.0 s of CPU instead of 3.0 s).
     """
-    if direct and _highs is not None:
+    if direct and binding() is not None:
         return _solve_direct(cost, a_ub, b_ub, a_eq, b_eq, lower, upper, what, presolve)
+    # deferred: scipy.optimize (~0.7 s to import), as in solvers.matrix.lp
+    from scipy.optimize import linprog
+
     res = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq,
                   bounds=np.c_[lower, upper], method="highs", options={"presolve": presolve})
     if res.status != 0:
@@ -51,7 +52,7 @@ def _solve_direct(cost, a_ub, b_ub, a_eq, b_eq, lower, upper, what, presolve) ->
     highs = highs_model(cost, a_ub, b_ub, a_eq, b_eq, lower, upper, presolve=presolve)
     highs.run()
     status = highs.getModelStatus()
-    if status != _highs.HighsModelStatus.kOptimal:
+    if status != binding().HighsModelStatus.kOptimal:
         raise GameRuntimeError(f"{what} LP failed: {highs.modelStatusToString(status)}")
     solution = highs.getSolution()
     return LpSolution(np.array(solution.col_value), highs.getInfo().objective_function_value,
