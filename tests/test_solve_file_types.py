@@ -1,0 +1,28 @@
+"""Item 18 of issue 32: a file of an unknown type is refused with one clear line, not
+read as a tree-format game."""
+
+from __future__ import annotations
+
+import pytest
+
+from gdl.formats import detect_format
+from ggp_cli import main
+from solvers.errors import FormatError
+
+
+def test_a_readme_is_not_read_as_a_tree_game() -> None:
+    with pytest.raises(FormatError, match=r"README.md: \.md is no game format's suffix"):
+        detect_format("README.md", "# The project\n\nnode x\n")
+
+
+def test_a_file_without_a_suffix_is_told_by_its_first_words() -> None:
+    assert detect_format("game", "# a tree\nnode / terminal 1\n") == "tree"
+    assert detect_format("game.kif", "") == "gdl"
+
+
+def test_ggp_solve_refuses_a_readme(tmp_path, capsys) -> None:
+    path = tmp_path / "README.md"
+    path.write_text("# The project\n\nnode x\n")
+    assert main(["solve", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "no game format's suffix" in err and "node line" not in err
