@@ -26,3 +26,14 @@ def test_ggp_solve_refuses_a_readme(tmp_path, capsys) -> None:
     assert main(["solve", str(path)]) == 1
     err = capsys.readouterr().err
     assert "no game format's suffix" in err and "node line" not in err
+
+
+def test_binary_junk_is_refused_as_undecodable(tmp_path, capsys) -> None:
+    path = tmp_path / "junk.kif"
+    path.write_bytes(bytes(range(256)) * 4)
+    assert main(["check", str(path)]) == 1
+    assert "not a text file" in capsys.readouterr().err
+    latin = tmp_path / "latin.kif"  # a stray Latin-1 byte in a comment still reads
+    latin.write_bytes(b"; caf\xe9\n(role p) (init (s 0)) (legal p go) (<= terminal (true (s 0)))"
+                      b" (goal p 100)\n")
+    assert main(["check", str(latin)]) == 0
