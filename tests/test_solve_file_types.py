@@ -37,3 +37,11 @@ def test_binary_junk_is_refused_as_undecodable(tmp_path, capsys) -> None:
     latin.write_bytes(b"; caf\xe9\n(role p) (init (s 0)) (legal p go) (<= terminal (true (s 0)))"
                       b" (goal p 100)\n")
     assert main(["check", str(latin)]) == 0
+
+
+def test_an_empty_kif_declares_no_role(tmp_path, capsys) -> None:
+    path = tmp_path / "empty.kif"
+    path.write_text("")
+    assert main(["solve", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "the game declares no role" in err and "0 players" not in err
