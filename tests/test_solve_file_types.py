@@ -4,6 +4,7 @@ read as a tree-format game."""
 from __future__ import annotations
 
 import pytest
+from conftest import shared_path
 
 from gdl.formats import detect_format
 from ggp_cli import main
@@ -45,3 +46,16 @@ def test_an_empty_kif_declares_no_role(tmp_path, capsys) -> None:
     assert main(["solve", str(path)]) == 1
     err = capsys.readouterr().err
     assert "the game declares no role" in err and "0 players" not in err
+
+
+@pytest.mark.parametrize("parts, extra", [
+    (("efg", "kuhn_from_course.efg"), []),
+    (("tree-format", "kuhn_mit.txt"), []),
+    (("posg", "test", "rewards.osposg"), ["--time-limit", "5"]),
+    (("efg", "rpss_from_course.efg"), ["--solver", "baseline"]),
+])
+def test_quiet_for_every_solve_format(parts, extra, capsys) -> None:
+    """Item 17: --quiet is accepted by every `ggp solve` format and hushes progress."""
+    assert main(["solve", str(shared_path(*parts)), *extra, "--quiet"]) == 0
+    out, err = capsys.readouterr()
+    assert out and err == ""

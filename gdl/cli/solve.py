@@ -45,6 +45,7 @@ from gdl.solving.solve import (
     solve_game,
 )
 from solvers import registry
+from solvers.cli.quiet import add_quiet
 from solvers.errors import GameError, LimitReached
 from solvers.files import prepare_output
 from solvers.matrix.selection import check_selection
@@ -186,7 +187,7 @@ def solve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--selection", default="first",
                         help="equilibrium selection in general-sum games: first (the first "
                         "pure one in row-major order; default), welfare, max0, min0, max1, min1")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_quiet(parser)
     add_trace_arguments(parser, "the states expanded against time")
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="shard the states across a Ray cluster (baseline, dag path): its "
