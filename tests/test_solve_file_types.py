@@ -7,7 +7,7 @@ import pytest
 from conftest import shared_path
 
 from gdl.formats import detect_format
-from ggp_cli import main
+from ggp_cli import main, solve_help
 from solvers.errors import FormatError
 
 
@@ -59,3 +59,15 @@ def test_quiet_for_every_solve_format(parts, extra, capsys) -> None:
     assert main(["solve", str(shared_path(*parts)), *extra, "--quiet"]) == 0
     out, err = capsys.readouterr()
     assert out and err == ""
+
+
+def test_solve_help_describes_every_solver_and_gives_defaults(capsys) -> None:
+    """Item 21: every solver in the front ends' descriptions, defaults, capitals."""
+    text = solve_help()
+    assert text.count("DOαβ or BIαβ") >= 2 and "solve a simultaneous" not in text
+    assert "(default 1.0)" in text.split("--epsilon", 1)[1].split("--time-limit", 1)[0]
+    headings = [line for line in text.splitlines()[1:]
+                if ": FILE" in line and not line.startswith(" ")]
+    assert len(headings) >= 5 and all(h[0].isupper() for h in headings), headings
+    descriptions = [text.split(h, 1)[1].lstrip("\n ")[:1] for h in headings]
+    assert all(d.isupper() for d in descriptions), descriptions

@@ -161,7 +161,7 @@ def _stderr(line: str) -> None:
 def solve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ggp solve", description="Solve a 2-player GDL game: expand its states into a "
-        "simultaneous-move game, then the thesis' baseline or interval heuristic, or DOαβ.")
+        "simultaneous-move game, then the thesis' baseline or interval heuristic, DOαβ or BIαβ.")
     parser.add_argument("game", help="a GDL game file (.kif)")
     parser.add_argument("--solver", choices=SOLVERS, default=None,
                         help=registry.solver_help(registry.SIMULTANEOUS, "baseline"))

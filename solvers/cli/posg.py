@@ -38,7 +38,8 @@ def solve_parser() -> argparse.ArgumentParser:
         prog="ggp solve", description="Solve a one-sided POSG (.osposg) with HSVI.")
     parser.add_argument("file", help="the .osposg game file")
     parser.add_argument("--epsilon", type=float, default=1.0,
-                        help="stop when upper - lower <= epsilon at the initial belief")
+                        help="stop when upper - lower <= epsilon at the initial belief "
+                        "(default %(default)s)")
     parser.add_argument("--time-limit", type=float, default=60.0,
                         help="seconds for the whole run (reading, presolve, trials)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")

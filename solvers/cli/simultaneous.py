@@ -90,7 +90,8 @@ def _progress_printer(label: str):
 
 
 def solve_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ggp solve", description="solve a simultaneous-move .efg")
+    parser = argparse.ArgumentParser(prog="ggp solve", description="Solve a simultaneous-move .efg (one joint move a step): the thesis' "
+                                     "baseline or interval heuristic, DOαβ or BIαβ.")
     parser.add_argument("game", help="a .efg whose every step is one joint move (e.g. from "
                         "ggp random-game)")
     parser.add_argument("--solver", choices=registry.names(registry.SIMULTANEOUS),
