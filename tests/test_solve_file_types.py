@@ -3,6 +3,9 @@ read as a tree-format game."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 from conftest import shared_path
 
@@ -71,3 +74,14 @@ def test_solve_help_describes_every_solver_and_gives_defaults(capsys) -> None:
     assert len(headings) >= 5 and all(h[0].isupper() for h in headings), headings
     descriptions = [text.split(h, 1)[1].lstrip("\n ")[:1] for h in headings]
     assert all(d.isupper() for d in descriptions), descriptions
+
+
+@pytest.mark.parametrize("command", ["demo", "playout"])
+def test_readme_rows_name_every_option(command, capsys) -> None:
+    """Item 21's docs drift: the README's row of a command names each of its options."""
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith(f"| `ggp {command} "))
+    main([command, "--help"])
+    shown = capsys.readouterr()
+    options = set(re.findall(r"--[a-z][a-z-]*", shown.out + shown.err)) - {"--help"}
+    assert options and all(o in row for o in options), (options, row)
