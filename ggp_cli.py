@@ -102,7 +102,8 @@ def solve_front_ends() -> list[tuple[str, str]]:
     for fmt in FORMATS.values():
         for model, module in fmt.solve.items():
             names = registry.names(model)
-            title = (f"{fmt.summary}: FILE{'|'.join(fmt.suffixes)}"
+            summary = fmt.summary[:1].upper() + fmt.summary[1:]  # a heading: capitalised
+            title = (f"{summary}: FILE{'|'.join(fmt.suffixes)}"
                      + (f" --solver {'|'.join(names)}" if len(names) > 1 else ""))
             out.append((title, f"{module}:solve_parser"))
     return out
@@ -110,8 +111,8 @@ def solve_front_ends() -> list[tuple[str, str]]:
 
 def solve_help() -> str:
     """One help text for every front end of ``ggp solve``, options from their parsers."""
-    intro = ("Solve a game file. The format follows from the file's suffix (else from how "
-             "it begins), the solver family from --solver (else the format's first); "
+    intro = ("Solve a game file. The format follows from the file's suffix (else, without "
+             "one, from how it begins), the solver family from --solver (else the format's first); "
              "--json prints one object whose fields are listed in docs/solve-json.md.")
     lines = ["usage: ggp solve FILE [options]", "", textwrap.fill(intro, 78), ""]
     for title, target in solve_front_ends():

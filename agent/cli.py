@@ -19,13 +19,14 @@ import math
 import os
 import re
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from agent.brains.options import BrainOptions
 from agent.gamer import DEFAULT_MAX_CLOCK, Gamer
-from agent.http_player import GgpPlayer, serve
+from agent.http_player import LOOPBACK, GgpPlayer, serve
 from agent.search.mcts import DEFAULT_ENHANCEMENTS, ENHANCEMENTS, SIMULTANEOUS, parse_enhancements
 from agent.ws_client import run_client
 from solvers.errors import GameError
@@ -40,6 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     mode.add_argument("--http", type=int, metavar="PORT", help="serve GGP HTTP on PORT")
     mode.add_argument("--ws", metavar="URL", help="join a match server, e.g. ws://127.0.0.1:9147/")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (--http)")
+    parser.add_argument("--managers", nargs="+", metavar="HOST", default=["localhost"],
+                        help="the hosts whose START is accepted (--http; default: loopback)")
     parser.add_argument("--name", default="ggp-agent", help="player name (INFO, ws hello)")
     parser.add_argument("--token", default=os.environ.get("GGP_AGENT_TOKEN"),
                         help="ws login token, the name's secret (default: $GGP_AGENT_TOKEN, "
@@ -107,6 +110,7 @@ def main(argv: Sequence[str]) -> int:
                            mast_epsilon=args.mast_epsilon, exploration=args.exploration,
                            simultaneous_exploration=args.simultaneous_exploration,
                            mast_temperature=args.mast_temperature)
+    args.managers = manager_addresses(args.managers)
     gamer = Gamer(options)
     previous = signal.signal(signal.SIGINT, _interrupted)
     try:
@@ -131,8 +135,23 @@ def _interrupted(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+def manager_addresses(hosts: Sequence[str]) -> frozenset[str]:
+    """The addresses of ``hosts`` (names resolved; ``localhost`` is loopback, both IPv4
+    and IPv6); GameError for a host that does not resolve."""
+    found = set(LOOPBACK) if "localhost" in hosts else set()
+    for host in hosts:
+        if host == "localhost":
+            continue
+        try:
+            found |= {info[4][0] for info in socket.getaddrinfo(host, None)}
+        except OSError as exc:
+            raise GameError(f"--managers {host}: {exc.strerror or exc}") from None
+    return frozenset(found)
+
+
 async def _run_http(args: argparse.Namespace, gamer: Gamer) -> int:
-    player = GgpPlayer(args.name, gamer, margin=args.margin, max_clock=args.max_clock)
+    player = GgpPlayer(args.name, gamer, margin=args.margin, max_clock=args.max_clock,
+                       managers=args.managers)
     try:
         server = await serve(player, args.host, args.http)
     except OSError as exc:

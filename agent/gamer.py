@@ -19,6 +19,12 @@ Clock safety (the architecture's invariant 4):
    deadline, or the worker died, the gamer answers a random legal move (seeded) from
    the list the worker sent; a dead (or long silent) worker is replaced by a new
    one that replays the match history, so the next moves are searched again.
+   Beside a GDL match's worker runs a light one (``--legal``:
+   :class:`agent.brains.legal.LegalBrain`, the prover from the rules text, no search
+   modules to import, no grounding to blow up), told every step too: when the
+   worker has not said this step's legal moves in time (cold, still building the
+   game, crashed, out of memory), the fallback takes the light worker's, so it is
+   always a legal move.
 4. Every decision is logged (method, value estimate, playouts, time).
 5. The end of a match (ABORT, STOP, a new START) cancels the request in flight at
    once: the worker drops it on SIGUSR1 (a worker that does not say so within
@@ -80,12 +86,16 @@ class Worker:
     without blocking the event loop. A plain subprocess, not ``multiprocessing``'s
     spawn: that would re-import the caller's main module in the child."""
 
-    def __init__(self, crash_at_step: int | None = None, warm: bool = False) -> None:
-        """``warm``: a spare, which loads the compiled kernels while idle."""
+    def __init__(self, crash_at_step: int | None = None, warm: bool = False,
+                 legal: bool = False) -> None:
+        """``warm``: a spare, which loads the compiled kernels while idle; ``legal``:
+        the light worker, which only lists our legal moves."""
         ours, theirs = socket.socketpair()
         command = [sys.executable, "-m", "agent.worker", str(theirs.fileno())]
         if warm:
             command.append("--warm")
+        if legal:
+            command.append("--legal")
         if crash_at_step is not None:
             command.append(str(crash_at_step))
         self.process = subprocess.Popen(command, pass_fds=[theirs.fileno()],
@@ -145,6 +155,14 @@ class Worker:
         if self._waiter is not None and not self._waiter.done():
             self._waiter.set_result(None)  # wake it to see the new give-up time
 
+    def kill(self) -> None:
+        """End the process at once (a light worker holds nothing worth a clean exit,
+        and a graceful quit would block the event loop for up to 0.2 s)."""
+        if self.alive:
+            self.process.kill()
+            self.process.wait(timeout=5)
+        self.conn.close()
+
     def close(self) -> None:
         if self.alive:
             try:
@@ -167,6 +185,9 @@ class Gamer:
         self._crash_at_step = crash_at_step  # test hook for the crash fallback
         self._spare: Worker | None = None
         self._worker: Worker | None = None
+        self._light: Worker | None = None  # the light legal worker (module docstring, 3)
+        self._light_spare: Worker | None = None  # the next match's, its modules loaded
+        self._light_seq = 0  # its request of the current step
         self._rng = random.Random(self.options.seed)
         self._match: tuple[GameSpec, str] | None = None
         self._history: list[Any] = []  # what the seat was told at each step
@@ -180,16 +201,21 @@ class Gamer:
         """Start the next match's worker now, so a START does not wait for it."""
         if self._spare is None or not self._spare.alive:
             self._spare = Worker(self._crash_at_step, warm=True)
+        if self._light_spare is None or not self._light_spare.alive:
+            self._light_spare = Worker(legal=True)
 
     async def ready(self, timeout: float = 30.0) -> bool:
-        """Start the spare worker and wait until it has loaded its modules and its
-        compiled kernels."""
+        """Start the spare workers and wait until they have loaded their modules (and
+        the main spare its compiled kernels)."""
         self.warm_up()
+        until = time.monotonic() + timeout
         try:
-            seq = self._spare.send("ping")
-            return await self._spare.receive(seq, time.monotonic() + timeout) is not None
+            for spare in (self._spare, self._light_spare):
+                if await spare.receive(spare.send("ping"), until) is None:
+                    return False
         except WorkerDied:
             return False
+        return True
 
     def _take_worker(self) -> Worker:
         """The spare if there is one, else a cold worker (no time to warm up)."""
@@ -215,6 +241,7 @@ class Gamer:
             self._history = []
             self.decisions = []
             self._worker = self._take_worker()
+            self._start_light()
             try:
                 info = await self._start_worker(self._worker, deadline)
             except GameError:
@@ -238,6 +265,8 @@ class Gamer:
             raise GameError("the match ended during its start clock")
         if answer is None:
             log.warning("the game was not ready within the start clock; going on")
+            if not self._legal:
+                self._legal = await self._light_legal() or []
             return {"ready": False}
         if answer[0] == "error":
             raise GameError(answer[2])
@@ -289,6 +318,7 @@ class Gamer:
         # Is self._legal this step's list? (told; at step 1: the one the start reported)
         fresh = legal is not None or (observation is None and bool(self._legal))
         broken = False  # replace the worker: it died or answered nonsense
+        self._tell_light(observation)
         try:
             seq = worker.send("play", observation, until, legal)
             self._history.append(observation)
@@ -305,7 +335,57 @@ class Gamer:
                 reason = "no answer in time" if answer is None else answer[2]
         except WorkerDied as exc:
             reason, broken = str(exc), True
+        if not fresh:  # the worker did not say this step's legal moves: the light one
+            light = await self._light_legal()
+            if light:
+                self._legal, fresh = light, True
         return self._fallback(reason, fresh, broken)
+
+    def _start_light(self) -> None:
+        """A light legal worker for a GDL match (module docstring, 3), given the
+        history so far."""
+        self._close_light()
+        spec, role = self._match
+        if spec.format != "gdl":
+            return
+        self._light, self._light_spare = self._light_spare, None
+        if self._light is None or not self._light.alive:
+            self._light = Worker(legal=True)
+        try:
+            self._light_seq = self._light.send("start", spec, role, self.options,
+                                               list(self._history), time.monotonic())
+        except WorkerDied:
+            self._close_light()
+
+    def _tell_light(self, observation: Any) -> None:
+        """The light worker's request for this step (its legal moves come first)."""
+        if self._light is None:
+            return
+        try:
+            self._light_seq = self._light.send("play", observation, time.monotonic(), None)
+        except WorkerDied:
+            self._close_light()
+
+    async def _light_legal(self) -> list[str] | None:
+        """This step's legal moves from the light worker if it has said them by now
+        (it is not waited for: the deadline has come); None if not. A light worker
+        that failed (a GDL-II observation, a crash) is dropped."""
+        if self._light is None:
+            return None
+        try:
+            answer = await self._light.receive(self._light_seq, time.monotonic())
+        except WorkerDied:
+            answer = ("error",)
+        if answer is not None and answer[0] == "legal":
+            return answer[2]
+        if answer is not None:
+            self._close_light()
+        return None
+
+    def _close_light(self) -> None:
+        if self._light is not None:
+            self._light.kill()
+            self._light = None
 
     def _fallback(self, reason: str, fresh: bool, broken: bool) -> tuple[str, dict[str, Any]]:
         """A random legal move now. A dead, confused or repeatedly late worker is
@@ -346,6 +426,7 @@ class Gamer:
         if self._worker is not None:
             self._worker.close()
         self._worker = self._restarted_worker()
+        self._start_light()
 
     async def stop(self, moves: Sequence[str] | None, deadline: float) -> list[int] | None:
         """The match is over: the goal values after the last joint move, if known."""
@@ -387,6 +468,7 @@ class Gamer:
         if self._worker is not None:
             self._worker.close()
         self._worker = None
+        self._close_light()
         self._match = None
         self._legal = []
         self._ending = False
@@ -394,6 +476,7 @@ class Gamer:
 
     def close(self) -> None:
         self._finish()
-        if self._spare is not None:
-            self._spare.close()
-            self._spare = None
+        for spare in (self._spare, self._light_spare):
+            if spare is not None:
+                spare.close()
+        self._spare = self._light_spare = None

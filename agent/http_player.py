@@ -40,6 +40,11 @@ from solvers.errors import FormatError, GameError
 log = logging.getLogger("agent.http")
 
 READ_TIMEOUT = 30.0  # a peer that stops sending mid-request is dropped
+# A peer that sends a byte now and then is dropped too: the whole request has this long
+# (10 peers each trickling a 60 MB body would otherwise hold 600 MB for ever).
+REQUEST_TIMEOUT = 60.0
+MAX_CONNECTIONS = 32  # requests read at once; beyond, a new connection gets 503 at once
+LOOPBACK = frozenset({"127.0.0.1", "::1"})  # the managers whose START is accepted by default
 # A manager sends the next message about when our last deadline passes (it waits for
 # every player, up to its clock + 1 s); silent this long after it, it has gone away.
 EXPIRY_GRACE = 60.0
@@ -50,8 +55,12 @@ class GgpPlayer:
 
     def __init__(self, name: str, gamer: Gamer, margin: float = 0.5,
                  max_clock: float = DEFAULT_MAX_CLOCK,
-                 expiry_grace: float = EXPIRY_GRACE) -> None:
+                 expiry_grace: float = EXPIRY_GRACE,
+                 managers: frozenset[str] = LOOPBACK) -> None:
+        """``managers``: the addresses whose START is accepted (``--managers``)."""
         self.name = name
+        self.managers = managers
+        self.connections = 0  # requests being read or answered
         self.gamer = gamer
         self.margin = margin
         self.max_clock = max_clock
@@ -87,6 +96,13 @@ class GgpPlayer:
         if self._expiry is not None:
             self._expiry.cancel()
             self._expiry = None
+
+    def accepts_start_from(self, peer: str | None) -> bool:
+        """Whether a START from address ``peer`` is accepted (an IPv4 address seen
+        through an IPv6 socket counts as itself)."""
+        if peer is None:
+            return False
+        return peer.removeprefix("::ffff:") in self.managers or peer in self.managers
 
     async def respond(self, message: Message, received: float) -> str:
         if isinstance(message, Info):
@@ -133,28 +149,55 @@ async def handle_connection(player: GgpPlayer, reader: asyncio.StreamReader,
                             writer: asyncio.StreamWriter) -> None:
     """Read one request, answer it, close."""
     received = time.monotonic()
+    if player.connections >= MAX_CONNECTIONS:  # (the cap: item 10 of issue 32)
+        log.warning("connection refused: %d requests already open", player.connections)
+        await _reply(writer, "error: too many connections", "503 Service Unavailable")
+        return
+    player.connections += 1
+    try:
+        status, body = await _answer(player, reader, writer, received)
+    except (TimeoutError, ConnectionError):
+        writer.close()
+        return
+    finally:
+        player.connections -= 1
+    await _reply(writer, body, status)
+
+
+async def _answer(player: GgpPlayer, reader: asyncio.StreamReader,
+                  writer: asyncio.StreamWriter, received: float) -> tuple[str, str]:
+    """The status and body of one request's answer; TimeoutError past READ_TIMEOUT
+    between reads or REQUEST_TIMEOUT in all."""
     status, body = "200 OK", ""
     try:
         request_reader = RequestReader()
         request = None
         while request is None:
-            chunk = await asyncio.wait_for(reader.read(65536), READ_TIMEOUT)
+            left = received + REQUEST_TIMEOUT - time.monotonic()
+            chunk = await asyncio.wait_for(reader.read(65536), min(READ_TIMEOUT, max(left, 0)))
             request = request_reader.feed(chunk) if chunk else request_reader.at_eof()
         text = message_text(request)
         if text is not None:
-            body = await player.respond(parse_message(text), received)
+            message = parse_message(text)
+            peer = writer.get_extra_info("peername")
+            if isinstance(message, Start) and not player.accepts_start_from(
+                    peer[0] if peer else None):
+                log.warning("START from %s refused: not a manager (--managers)", peer)
+                return "403 Forbidden", "error: START refused: not one of the agent's managers"
+            body = await player.respond(message, received)
     except HttpError as exc:
         log.error("bad HTTP request: %s", exc)
         status, body = "400 Bad Request", f"error: {exc}"
     except FormatError as exc:
         log.error("bad GGP message: %s", exc)
         status, body = "400 Bad Request", f"error: {exc}"
-    except (TimeoutError, ConnectionError):
-        writer.close()
-        return
     except Exception as exc:  # a bug must not take the player down
         log.exception("internal error")
         status, body = "500 Internal Server Error", f"error: {type(exc).__name__}: {exc}"
+    return status, body
+
+
+async def _reply(writer: asyncio.StreamWriter, body: str, status: str) -> None:
     try:
         writer.write(http_reply(body, status))
         await writer.drain()

@@ -1,12 +1,13 @@
 """The agent's worker process: it holds one brain and answers the agent's requests.
 
-``python -m agent.worker FD [--warm] [CRASH_AT_STEP]`` (:class:`agent.gamer.Worker`
-starts it): :func:`worker_main` reads requests from the socket ``FD`` and answers
-them. The brain (:class:`agent.brains.base.Brain`, picked by
-:func:`agent.brains.factory.make_brain`) does all the thinking; this module knows
-nothing of its kind. Around it: the cancel gate (SIGUSR1 drops the request being
-served), the memory limit, the cyclic collector kept off the clocks, and the
-worker's death with its agent.
+``python -m agent.worker FD [--warm | --legal] [CRASH_AT_STEP]``
+(:class:`agent.gamer.Worker` starts it): :func:`worker_main` reads requests
+from the socket ``FD`` and answers them. The brain (:class:`agent.brains.base.Brain`,
+made by :func:`agent.brains.factory.make_brain`, or with ``--legal`` by
+:class:`agent.brains.legal.LegalBrain`, the agent's light fallback worker) does all
+the thinking; this module knows nothing of its kind. Around it: the cancel gate
+(SIGUSR1 drops the request being served), the memory limit, the cyclic collector
+kept off the clocks, and the worker's death with its agent.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ import resource
 import signal
 import sys
 import threading
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
 from agent.brains.base import Brain
-from agent.brains.factory import make_brain, warm_up
 from agent.brains.options import BrainOptions, GameSpec
-from solvers.errors import GameError
+from solvers.errors import GameError, LimitReached
 
 log = logging.getLogger("agent.worker")
 
@@ -71,19 +72,23 @@ class BrainHost:
     ``("play", seq, observation, until, legal)``, ``("goals", seq, observation)``,
     ``("ping", seq)``, ``("quit",)``. Answers carry the request's ``seq``:
     ``("ready", seq, info)``, ``("legal", seq, moves)``, ``("move", seq, move, info)``,
-    ``("goals", seq, goals)``, ``("pong", seq)``, ``("error", seq, message)``. A
+    ``("goals", seq, goals)``, ``("pong", seq)``, ``("error", seq, message, invalid)``
+    (``invalid``: the game or the message is at fault, not the worker). A
     ``start`` whose brain knows legal moves, and every ``play``, first answer
     ``("legal", seq, moves)`` (the agent's fallback). ``observation`` is what the seat
     was told of the last step (:data:`agent.brains.base.Observation`), ``legal`` our
     legal moves when the manager told them (None: the brain knows them).
+    ``make_brain`` makes the brain of a ``start`` (``spec, role, options, until``).
     ``crash_at_step`` is a test hook: the process dies in that step's search.
     ``warming``: a spare's warm-up thread; ``ping`` answers once it is done (the
     agent waits for that when it starts, never on a clock).
     """
 
-    def __init__(self, send, crash_at_step: int | None = None,
+    def __init__(self, send, make_brain: Callable[..., Brain],
+                 crash_at_step: int | None = None,
                  warming: threading.Thread | None = None) -> None:
         self.send = send
+        self.make_brain = make_brain
         self.crash_at_step = crash_at_step
         self.warming = warming
         self.brain: Brain | None = None
@@ -102,9 +107,16 @@ class BrainHost:
         elif kind == "play":
             self.play(seq, *request[2:])
         elif kind == "goals":
-            self.brain.observe(request[2])
-            self.send(("goals", seq, self.brain.goals()))
+            brain = self._match_brain()
+            brain.observe(request[2])
+            self.send(("goals", seq, brain.goals()))
         return True
+
+    def _match_brain(self) -> Brain:
+        """The brain of the match; GameError when its start failed (or none came)."""
+        if self.brain is None:
+            raise GameError("no game: its start failed")
+        return self.brain
 
     def start(self, seq: int, spec: GameSpec, role: str, options: BrainOptions,
               history: list, until: float) -> None:
@@ -113,16 +125,17 @@ class BrainHost:
             self.brain = None
         gc.collect()
         limit_memory(options.memory_mb)
-        self.brain = make_brain(spec, role, options, until)
+        brain = self.make_brain(spec, role, options, until)
         for observation in history:
-            self.brain.observe(observation)
-        legal = self.brain.legal()
+            brain.observe(observation)
+        self.brain = brain  # made and caught up: it plays, whatever its metagame does
+        legal = brain.legal()
         if legal:
             self.send(("legal", seq, legal))  # the fallback for step 1
-        self.send(("ready", seq, self.brain.metagame(until)))
+        self.send(("ready", seq, brain.metagame(until)))
 
     def play(self, seq: int, observation: Any, until: float, legal: list[str] | None) -> None:
-        brain = self.brain
+        brain = self._match_brain()
         brain.observe(observation, until, legal)
         self.send(("legal", seq, brain.legal()))
         if self.crash_at_step is not None and brain.step + 1 >= self.crash_at_step:
@@ -132,15 +145,19 @@ class BrainHost:
         gc.collect(1)
 
 
-def worker_main(conn: Connection, crash_at_step: int | None = None, warm: bool = False) -> None:
+def worker_main(conn: Connection, make_brain: Callable[..., Brain],
+                crash_at_step: int | None = None,
+                warm_up: Callable[[], None] | None = None) -> None:
     """Serve requests from the agent (:class:`BrainHost`) until told to quit or the pipe
     closes. SIGUSR1 cancels the request being served: it answers ``("cancelled",
     seq)`` at once (a cancelled ``play`` has still taken its observation, so
-    ``goals`` works after it)."""
+    ``goals`` works after it). A failed request is answered ``error``; a ``start``
+    that fails before its brain is made and caught up leaves none. ``warm_up``: a
+    spare's, run on a thread beside the loop so a START that comes first is served at
+    once (its searches use the numpy passes until the kernels are in; numba's first
+    compile takes 10-30 s)."""
     warming = None
-    if warm:  # a spare: the compiled kernels load beside the loop, so a START that
-        # comes first is served at once (its searches use the numpy passes until
-        # the kernels are in; numba's first compile takes 10-30 s)
+    if warm_up is not None:
         warming = threading.Thread(target=warm_up, name="warm-up", daemon=True)
         warming.start()
 
@@ -152,7 +169,7 @@ def worker_main(conn: Connection, crash_at_step: int | None = None, warm: bool =
     gate = CancelGate()
     signal.signal(signal.SIGUSR1, gate.on_signal)
     send = functools.partial(gate.send, conn)
-    host = BrainHost(send, crash_at_step, warming)
+    host = BrainHost(send, make_brain, crash_at_step, warming)
     while True:
         try:
             request = conn.recv()
@@ -167,13 +184,21 @@ def worker_main(conn: Connection, crash_at_step: int | None = None, warm: bool =
                 gate.serving = False
             except OSError:  # the agent is gone (broken pipe): nothing left to serve
                 return
+            except LimitReached as exc:  # the game outgrew a budget: not its fault
+                gate.serving = False
+                _answer(send, ("error", seq, str(exc), False))
             except GameError as exc:
                 gate.serving = False
-                _answer(send, ("error", seq, str(exc)))
+                _answer(send, ("error", seq, str(exc), True))
+            except MemoryError:  # the memory limit: no traceback (it would need memory)
+                gate.serving = False
+                log.error("worker out of memory on %s", kind)
+                _answer(send, ("error", seq, "internal error: MemoryError", False))
             except Exception as exc:  # report, keep serving: the agent decides what to do
                 gate.serving = False
                 log.exception("worker failed on %s", kind)
-                _answer(send, ("error", seq, f"internal error: {type(exc).__name__}: {exc}"))
+                _answer(send, ("error", seq, f"internal error: {type(exc).__name__}: {exc}",
+                               False))
         except Cancelled:
             _answer(send, ("cancelled", seq))
 
@@ -195,14 +220,24 @@ def die_with_the_agent() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m agent.worker FD [--warm] [CRASH_AT_STEP]``."""
+    """``python -m agent.worker FD [--warm | --legal] [CRASH_AT_STEP]``."""
     die_with_the_agent()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s worker %(levelname)s %(message)s")
     try:
         args = argv[1:]
-        warm = "--warm" in args
-        crash = [a for a in args if a != "--warm"]
-        worker_main(Connection(int(argv[0])), int(crash[0]) if crash else None, warm)
+        warm_up = None
+        # deferred: the light legal worker imports the prover only, never numba,
+        # the searches or the solvers (~1 s); the main worker imports the brains
+        if "--legal" in args:
+            from agent.brains.legal import LegalBrain as make_brain
+        else:
+            from agent.brains.factory import make_brain
+            from agent.brains.factory import warm_up as load_kernels
+            if "--warm" in args:  # a spare: the compiled kernels while idle
+                warm_up = load_kernels
+        crash = [a for a in args if not a.startswith("--")]
+        worker_main(Connection(int(argv[0])), make_brain, int(crash[0]) if crash else None,
+                    warm_up)
     except KeyboardInterrupt:  # Ctrl-C in the terminal reaches the whole process group:
         return 130  # the agent says "interrupted", the worker leaves quietly
     return 0

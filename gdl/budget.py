@@ -54,12 +54,13 @@ class Budget:
 
     def spend_steps(self, n: int = 1) -> None:
         """Count ``n`` join steps of grounding; LimitReached past ``max_steps`` (and,
-        every 4,096 calls, past ``max_seconds``)."""
+        every 64 calls, past ``max_seconds``: a step over a 300-argument relation
+        takes 0.5 ms)."""
         self.steps += n
         if self.steps > self.max_steps:
             raise LimitReached(f"grounding exceeds {self.max_steps} join steps")
         self.calls += 1
-        if self.calls & 0xFFF == 0:
+        if self.calls & 0x3F == 0:
             self.check_grounding_clock()
 
     def check_grounding_clock(self) -> None:

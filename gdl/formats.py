@@ -94,15 +94,20 @@ def format_of_suffix(path: str | Path) -> GameFormat | None:
 
 
 def detect_format(path: str | Path, text: str | None = None) -> str:
-    """The format of a game file, from its suffix, else from its first words."""
+    """The format of a game file, from its suffix, else (a file without a suffix) from
+    its first words: a file of another type (``README.md``) is not read as a game."""
     by_suffix = format_of_suffix(path)
     if by_suffix is not None:
         return by_suffix.name
+    suffixes = ", ".join(s for f in FORMATS.values() for s in f.suffixes)
+    suffix = Path(path).suffix
+    if suffix:
+        raise FormatError(f"cannot tell the game format of {path}: {suffix} is no game "
+                          f"format's suffix (use {suffixes})")
     head = (text or "").lstrip()[:200]
     for fmt in FORMATS.values():
         if fmt.starts and head.startswith(fmt.starts):
             return fmt.name
-    suffixes = ", ".join(s for f in FORMATS.values() for s in f.suffixes)
     raise FormatError(f"cannot tell the game format of {path} (use {suffixes})")
 
 

@@ -8,13 +8,24 @@ from pathlib import Path
 
 from solvers.errors import GameError
 
+MAX_UNDECODABLE = 0.01  # share of a file's bytes that may be undecodable in a text file
+
 
 def read_text(path: str | Path) -> str:
-    """The file's text (UTF-8, undecodable bytes replaced); GameError when unreadable."""
+    """The file's text (UTF-8, a few undecodable bytes replaced: a Latin-1 comment);
+    GameError when unreadable or binary (a NUL byte, or undecodable bytes past
+    :data:`MAX_UNDECODABLE` of it)."""
     try:
-        return Path(path).read_text(encoding="utf-8", errors="replace")
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise GameError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = data.decode("utf-8", errors="replace")
+    if b"\0" in data or text.count("\ufffd") > max(8, len(data) * MAX_UNDECODABLE):
+        raise GameError(f"{path}: not a text file: its bytes are not UTF-8 (binary?)")
+    return text
 
 
 def prepare_output(path: str | Path, option: str) -> Path:

@@ -60,12 +60,14 @@ def test_a_playable_game_is_told_its_legal_moves() -> None:
 
 
 def test_the_worker_knows_no_brain_by_its_kind() -> None:
-    """agent/worker.py imports the interface and the factory, no brain class."""
+    """agent/worker.py imports the interface and the factory, no brain class but the
+    light fallback worker's (a kind of process, not of game)."""
     tree = ast.parse((AGENT / "worker.py").read_text())
     imported = {(node.module, alias.name) for node in ast.walk(tree)
                 if isinstance(node, ast.ImportFrom) and node.module
                 and node.module.startswith("agent.") for alias in node.names}
     assert imported == {("agent.brains.base", "Brain"), ("agent.brains.factory", "make_brain"),
+                        ("agent.brains.legal", "LegalBrain"),
                         ("agent.brains.factory", "warm_up"),
                         ("agent.brains.options", "BrainOptions"),
                         ("agent.brains.options", "GameSpec")}

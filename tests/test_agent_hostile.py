@@ -46,11 +46,15 @@ async def long_play(port: int) -> asyncio.Task:
 
 
 async def test_abort_during_a_long_play_frees_the_agent() -> None:
-    async with Agents(1) as (port,):
+    agents = Agents(1)
+    async with agents as (port,):
         play = await long_play(port)
         assert await post(port, "(ABORT m1)", PATIENCE) == "aborted"
         assert await play in first_moves(connect_four())  # the cancelled PLAY: a legal move
         assert await post(port, "(info)", 5) == "( ( name agent0 ) ( status available ) )"
+        # the next match's spare workers, started at the ABORT, have loaded (on a loaded
+        # machine that takes longer than the 1 s clocks below)
+        assert await agents.players[0].gamer.ready()
         assert await post(port, f"(START m2 p ({TINY}) 1 1)", 5) == "ready"
         assert await post(port, "(PLAY m2 NIL)", 3) == "(go 2)"  # searched, not a fallback
         assert await post(port, "(STOP m2 ((go 2)))", 3) == "done"
@@ -66,6 +70,7 @@ async def test_stop_during_a_long_play_cancels_the_search() -> None:
         assert decision["method"] == "fallback" and decision["reason"] == "the match ended"
         # the worker dropped the search and stayed alive: it could still say the goals
         assert agents.players[0].results["m1"] == [0, 0]
+        assert await agents.players[0].gamer.ready()  # (see the test above)
         assert await post(port, f"(START m2 p ({TINY}) 1 1)", 5) == "ready"
         assert await post(port, "(PLAY m2 NIL)", 3) == "(go 2)"
 
@@ -73,13 +78,16 @@ async def test_stop_during_a_long_play_cancels_the_search() -> None:
 async def test_a_new_start_cancels_the_search_in_flight() -> None:
     gamer = Gamer(BrainOptions(seed=0))
     try:
+        assert await gamer.ready()  # as the agent does when it starts
         await gamer.start(GameSpec("gdl", connect_four()), "red", time.monotonic() + 1)
         play = asyncio.ensure_future(gamer.play(None, time.monotonic() + LONG))
         await asyncio.sleep(1.0)
-        await asyncio.wait_for(gamer.start(GameSpec("gdl", TINY), "p", time.monotonic() + 1),
-                               PATIENCE)
+        # a cold worker (no spare during a match): a start clock with a margin for a
+        # loaded machine, where its imports take seconds
+        await asyncio.wait_for(gamer.start(GameSpec("gdl", TINY), "p",
+                                           time.monotonic() + PATIENCE / 2), PATIENCE)
         assert await asyncio.wait_for(play, 1) in first_moves(connect_four())
-        assert await gamer.play(None, time.monotonic() + 1) == "(go 2)"
+        assert await gamer.play(None, time.monotonic() + 3) == "(go 2)"
         assert gamer.decisions[-1]["method"] != "fallback"
     finally:
         gamer.close()
@@ -103,11 +111,13 @@ async def test_the_worker_search_is_cancelled_in_place() -> None:
 
 
 async def test_huge_clocks_are_bounded_by_max_clock() -> None:
-    async with Agents(1, player_options={"max_clock": 2.0}) as (port,):
+    agents = Agents(1, player_options={"max_clock": 2.0})
+    async with agents as (port,):
         text = connect_four()
         assert await post(port, f"(START m1 red ({text}) 1e308 1e308)", PATIENCE) == "ready"
         assert await post(port, "(PLAY m1 NIL)", PATIENCE) in first_moves(text)
         assert await post(port, "(ABORT m1)", PATIENCE) == "aborted"
+        assert await agents.players[0].gamer.ready()  # the next match's spares have loaded
         # 1e400 reads as infinity: bounded too
         assert await post(port, f"(START m2 p ({TINY}) 1e400 1e400)", PATIENCE) == "ready"
         assert await post(port, "(PLAY m2 NIL)", PATIENCE) == "(go 2)"
@@ -133,19 +143,23 @@ def test_bounded_clock() -> None:
 
 
 async def test_a_forgotten_match_expires() -> None:
-    async with Agents(1, player_options={"expiry_grace": 0.5}) as (port,):
+    # the grace is a margin for a loaded machine: PLAY m2 below comes just after 3 s
+    agents = Agents(1, player_options={"expiry_grace": 2.0})
+    async with agents as (port,):
         assert await post(port, f"(START m1 p ({TINY}) 0.5 0.5)", 5) == "ready"
         assert await post(port, "(info)", 5) == "busy"
-        for _ in range(100):  # the last deadline was 0.5 s after the START, + 0.5 s grace
+        for _ in range(150):  # the last deadline was 0.5 s after the START, + 2 s grace
             if await post(port, "(info)", 5) != "busy":
                 break
             await asyncio.sleep(0.1)
         assert await post(port, "(info)", 5) == "( ( name agent0 ) ( status available ) )"
         assert await post(port, "(PLAY m1 NIL)", 5) == "busy"  # that match is gone
+        assert await agents.players[0].gamer.ready()  # the next match's spares have loaded
+        sent = time.monotonic()
         assert await post(port, f"(START m2 p ({TINY}) 3 1)", 5) == "ready"
-        for _ in range(3):  # no expiry before the last deadline (3 s) + grace
-            await asyncio.sleep(0.6)
+        while time.monotonic() < sent + 3:  # no expiry before the last deadline + grace
             assert await post(port, "(info)", 5) == "busy"
+            await asyncio.sleep(0.3)
         assert await post(port, "(PLAY m2 NIL)", 3) == "(go 2)"
         assert await post(port, "(STOP m2 ((go 2)))", 5) == "done"
 

@@ -68,6 +68,9 @@ MAST_SLICES = 4    # "mastcost": each trial's time in this many slices, the two 
 MAST_FLAT = 0.15
 MAST_SEEN = 5
 KERNEL_CLOCK = 8.0  # start clock (s) from which batched playouts load compiled kernels
+# A role with more legal moves than this is not searched: its first legal move is
+# played (listing 21^5 moves takes minutes); the agent's fallback gets that many.
+SEARCHABLE_MOVES = 10_000
 
 
 class GdlBrain:
@@ -142,11 +145,15 @@ class GdlBrain:
                 self.search = self._new_search(self.search.agent.enhancements)
             info["kernels"] = kernels.KERNELS.loaded is not None
             info["graph"] = isinstance(self.search, GraphSearch)
+        searchable = not self.machine.is_terminal(self.state)
+        if searchable and self._too_wide():
+            info["search"] = f"none: a role has over {SEARCHABLE_MOVES} legal moves"
+            searchable = False
         if self.solution is not None:
             info["solution"] = str(self.solution.path)
-        elif self.players == 2 and not self.machine.is_terminal(self.state):
+        elif self.players == 2 and searchable:
             self._presolve(started, until, info)
-        if not self.machine.is_terminal(self.state) and time.monotonic() < until:
+        if searchable and time.monotonic() < until:
             if self.search.agent.on("mastcost") and self.search.agent.on("mast") \
                     and self.solution is None and until - time.monotonic() > 2.5 * MAST_TRIAL:
                 info["mast"] = self._mast_trial()
@@ -227,17 +234,20 @@ class GdlBrain:
         """Apply the previous joint move (KIF, role order); None at the first step."""
         if moves is None:
             return
-        machine = self.machine
-        if len(moves) != len(machine.roles):
-            raise GameError(f"a joint move needs {len(machine.roles)} moves, got {len(moves)}")
-        joint = [machine.parse_move(kif, r) for r, kif in enumerate(moves)]
-        self.state = machine.next_state(self.state, joint)
+        self.state = self.machine.next_state(self.state, self.machine.parse_joint(moves))
         self.step += 1
 
     def legal(self) -> list[str]:
         if self.machine.is_terminal(self.state):
             return []
-        return [self.machine.move_to_kif(m) for m in self.machine.legal_moves(self.state, self.role)]
+        return [self.machine.move_to_kif(m) for m in
+                self.machine.legal_moves_upto(self.state, self.role, SEARCHABLE_MOVES)]
+
+    def _too_wide(self) -> bool:
+        """Whether a role has more than SEARCHABLE_MOVES legal moves here: listing
+        them all (21^5 of them) would take longer than any clock."""
+        return any(len(self.machine.legal_moves_upto(self.state, r, SEARCHABLE_MOVES + 1))
+                   > SEARCHABLE_MOVES for r in range(len(self.machine.roles)))
 
     def goals(self) -> list[int]:
         return list(self.machine.goals(self.state))
@@ -248,8 +258,12 @@ class GdlBrain:
 
     def select(self, until: float) -> tuple[str, dict[str, Any]]:
         started = time.monotonic()
-        moves = self.machine.legal_moves(self.state, self.role)
         info: dict[str, Any] = {"step": self.step + 1}
+        if self._too_wide():  # no search: the general engine's first legal move
+            move = self.machine.legal_moves_upto(self.state, self.role, 1)[0]
+            info.update(method="first-legal", time=round(time.monotonic() - started, 3))
+            return self.machine.move_to_kif(move), info
+        moves = self.machine.legal_moves(self.state, self.role)
         if len(moves) == 1:
             move, info["method"] = moves[0], "forced"
             self._ponder(until, info)

@@ -38,7 +38,7 @@ from agent.search.gdl2_endgame import BestResponse
 from agent.search.gdl2_exact import solve_small_game
 from agent.search.ismcts import ISMCTS
 from gdl.reasoning.machine import StateMachine
-from solvers.errors import GameError, LimitReached
+from solvers.errors import LimitReached
 
 BELIEF_SHARE = 0.5  # of the time to the deadline a belief update may take
 EXACT_SHARE = 0.5  # of the start clock the exact solve may take
@@ -94,11 +94,7 @@ class Gdl2Brain:
             step = (own, seen.percepts or ())
         else:  # the joint move: the state is known, the percepts follow from it
             moves = list(observation)  # type: ignore[arg-type]
-            machine = self.machine
-            if len(moves) != len(machine.roles):
-                raise GameError(f"a joint move needs {len(machine.roles)} moves, "
-                                f"got {len(moves)}")
-            joint = [machine.parse_move(kif, r) for r, kif in enumerate(moves)]
+            joint = self.machine.parse_joint(moves)
             step = (moves[self.role], self.belief.take_joint(joint))
         self.info_key += (step,)
         self.step += 1

@@ -27,6 +27,7 @@ from solvers.cli.extensive import (
     solve_and_report,
     solve_outputs,
 )
+from solvers.cli.quiet import stderr_lines
 from solvers.errors import GameError, LimitReached
 from solvers.extensive.efg_format import write_efg
 from solvers.extensive.model import ExtensiveGame
@@ -90,7 +91,7 @@ def solve_main(argv: Sequence[str]) -> int:
     outputs = solve_outputs(args)
     try:
         game, figures = load_gdl2(args.file, engine=args.engine, max_nodes=args.max_nodes,
-                                  deadline=deadline, progress=None if args.json else _progress)
+                                  deadline=deadline, progress=stderr_lines(args))
     except NotGdl2 as exc:  # a GDL game given a GDL-II --solver: a usage error, as before
         parser.error(exc.message)
     return solve_and_report(game, args, deadline, outputs, figures)

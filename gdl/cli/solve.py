@@ -45,6 +45,7 @@ from gdl.solving.solve import (
     solve_game,
 )
 from solvers import registry
+from solvers.cli.quiet import add_quiet
 from solvers.errors import GameError, LimitReached
 from solvers.files import prepare_output
 from solvers.matrix.selection import check_selection
@@ -160,7 +161,7 @@ def _stderr(line: str) -> None:
 def solve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ggp solve", description="Solve a 2-player GDL game: expand its states into a "
-        "simultaneous-move game, then the thesis' baseline or interval heuristic, or DOαβ.")
+        "simultaneous-move game, then the thesis' baseline or interval heuristic, DOαβ or BIαβ.")
     parser.add_argument("game", help="a GDL game file (.kif)")
     parser.add_argument("--solver", choices=SOLVERS, default=None,
                         help=registry.solver_help(registry.SIMULTANEOUS, "baseline"))
@@ -186,7 +187,7 @@ def solve_parser() -> argparse.ArgumentParser:
     parser.add_argument("--selection", default="first",
                         help="equilibrium selection in general-sum games: first (the first "
                         "pure one in row-major order; default), welfare, max0, min0, max1, min1")
-    parser.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
+    add_quiet(parser)
     add_trace_arguments(parser, "the states expanded against time")
     parser.add_argument("--ray", metavar="ADDRESS",
                         help="shard the states across a Ray cluster (baseline, dag path): its "

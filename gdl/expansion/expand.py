@@ -87,6 +87,8 @@ def players_of(roles: Sequence[str]) -> tuple[tuple[int, int], int | None]:
 
     Raises UnsupportedGame unless the game has exactly two roles besides ``random``.
     """
+    if not roles:  # (an empty file: say it as `ggp check` does)
+        raise UnsupportedGame("the game declares no role")
     nature = roles.index(NATURE) if NATURE in roles else None
     players = [i for i in range(len(roles)) if i != nature]
     if len(players) != 2:

@@ -13,14 +13,14 @@ import random
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from gdl.reasoning.parser import parse_term
 from gdl.reasoning.prover import Value, to_value, value_to_kif
 from gdl.reasoning.state_machine import NATURE, NATURE_GOAL, Move, State, StateMachine, defines_sees
 from gdl.reasoning.terms import Fn, Rule, Spelling, term_to_kif
-from gdl.reasoning.topdown import Frame, TopDownProgram
+from gdl.reasoning.topdown import LEGAL_LAZILY, Frame, TopDownProgram
 from solvers.errors import GameError, GameRuntimeError
 from solvers.recursion import RECURSION_LIMIT, deep_recursion
 
@@ -44,6 +44,7 @@ class GeneralMachine(StateMachine):
     CACHED_STATES = 32  # frames kept so legal/terminal/goals/next share derivations
     CALIBRATION_STEPS = 40
     CALIBRATION_SECONDS = 0.3
+    CALIBRATION_MOVES = 1000
 
     def __init__(self, rules: Sequence[Rule], name: str = "game") -> None:
         self.name = name
@@ -68,7 +69,8 @@ class GeneralMachine(StateMachine):
 
     def _random_walk(self) -> list[State]:
         """The states of a short seeded random walk from the initial state (at most
-        CALIBRATION_STEPS steps or CALIBRATION_SECONDS), for join planning."""
+        CALIBRATION_STEPS steps or CALIBRATION_SECONDS), for join planning. A role
+        with more than CALIBRATION_MOVES legal moves chooses among its first ones."""
         rng = random.Random(0)
         deadline = time.monotonic() + self.CALIBRATION_SECONDS
         states: list[State] = []
@@ -78,8 +80,9 @@ class GeneralMachine(StateMachine):
                 states.append(state)
                 if self.is_terminal(state):
                     break
-                state = self.next_state(state, [rng.choice(self.legal_moves(state, r))
-                                                for r in range(len(self.roles))])
+                state = self.next_state(state, [
+                    rng.choice(self.legal_moves_upto(state, r, self.CALIBRATION_MOVES))
+                    for r in range(len(self.roles))])
         except GameError:
             pass  # an ill-defined state: plan with what was seen
         return states
@@ -98,17 +101,21 @@ class GeneralMachine(StateMachine):
                 self._frames.popitem(last=False)
         return frame
 
-    def _ask(self, query: str, state: State, does: dict | None = None) -> Any:
-        """Run a query. Running out of recursion means a cyclic derivation: the program
-        switches to tabling and the query runs again (see :mod:`gdl.reasoning.topdown`). An
-        interrupted query may leave unfinished tables: frames and memos are dropped."""
+    def _ask(self, query: str, state: State, does: dict | None = None, args: tuple = (),
+             consume: Callable[[Any], Any] | None = None) -> Any:
+        """Run a query (with ``args`` after the frame; ``consume`` takes its answers
+        while the query's tables are held). Running out of recursion means a cyclic
+        derivation: the program switches to tabling and the query runs again (see
+        :mod:`gdl.reasoning.topdown`). An interrupted query may leave unfinished
+        tables: frames and memos are dropped."""
         with self._lock, deep_recursion:
             while True:
                 frame = self._frame(state)
                 if does is not None:
                     frame = Frame(self.program, state, does, frame)  # type: ignore[arg-type]
                 try:
-                    return self.program.queries[query](frame)
+                    found = self.program.queries[query](frame, *args)
+                    return found if consume is None else consume(found)
                 except RecursionError:
                     self._frames.clear()
                     if self.program.tabling_on:
@@ -128,10 +135,38 @@ class GeneralMachine(StateMachine):
         with self._lock:
             legal = self._legal_by_role(state)
         moves = legal.get(role, ())
-        if not moves and not self.is_terminal(state):
+        if not moves:
+            self._no_legal_move(state, role)
+        return moves
+
+    def legal_moves_upto(self, state: State, role: int, limit: int) -> tuple[Move, ...]:
+        """:meth:`StateMachine.legal_moves_upto`: derived one at a time, so the first
+        moves of a role that has millions come without the others."""
+        def first(rows: Iterable[tuple]) -> tuple[Move, ...]:
+            moves: dict[Move, None] = {}
+            for _role, move in rows:
+                if move not in moves:
+                    if len(moves) == limit:  # there are more: the first ones, as they came
+                        return tuple(moves)
+                    moves[move] = None
+            return tuple(sorted(moves, key=self._kif))  # all of them: as legal_moves
+
+        with self._lock:
+            frame = self._frames.get(state)
+            if frame is not None and frame.legal is not None:  # listed already
+                moves = frame.legal.get(role, ())[:limit]
+            else:
+                moves = self._ask(LEGAL_LAZILY, state, args=(self._role_values[role],),
+                                  consume=first)
+        if not moves:
+            self._no_legal_move(state, role)
+        return moves
+
+    def _no_legal_move(self, state: State, role: int) -> None:
+        """GameRuntimeError unless ``state`` is terminal."""
+        if not self.is_terminal(state):
             raise GameRuntimeError(f"role {self.roles[role]} has no legal move in the "
                                    f"non-terminal state {self.describe(state)}")
-        return moves
 
     def _legal_by_role(self, state: State) -> dict[int, tuple[Move, ...]]:
         frame = self._frame(state)

@@ -44,7 +44,7 @@ from gdl.reasoning.terms import (
     term_to_kif,
     variables,
 )
-from solvers.errors import GameError, Location, ValidationError
+from solvers.errors import GameError, LimitReached, Location, ValidationError
 
 Value = str | tuple
 Row = tuple
@@ -175,10 +175,11 @@ def plan_body(body: Sequence[FlatLiteral], bound: set[str],
     positives = [i for i, lit in enumerate(body) if isinstance(lit, (Const, Fn))]
     filters = [i for i in range(len(body)) if i not in positives]
     order: list[int] = []
+    names = [literal_variables(literal) for literal in body]  # (scored n^2 / 2 times)
 
     def place_filters() -> None:
         for i in list(filters):
-            if literal_variables(body[i]) <= bound and not (
+            if names[i] <= bound and not (
                     positives and deferred is not None and deferred(body[i])):
                 order.append(i)
                 filters.remove(i)
@@ -191,18 +192,17 @@ def plan_body(body: Sequence[FlatLiteral], bound: set[str],
         else:
             args = atom.args if isinstance(atom, Fn) else ()
             selectivity = 0 if any(not isinstance(a, Var) or a.name in bound for a in args) else 1
-        return (0 if i == first else 1, 0 if literal_variables(atom) <= bound else 1,
-                selectivity, i)
+        return (0 if i == first else 1, 0 if names[i] <= bound else 1, selectivity, i)
 
     place_filters()
     while positives:
         best = min(positives, key=score)
         positives.remove(best)
         order.append(best)
-        bound |= literal_variables(body[best])
+        bound |= names[best]
         place_filters()
     if filters:
-        unbound = set().union(*(literal_variables(body[i]) for i in filters)) - bound
+        unbound = set().union(*(names[i] for i in filters)) - bound
         raise UnboundVariables(sorted(unbound))
     return order
 
@@ -602,11 +602,24 @@ class Program:
         return found
 
 
-class Context:
-    """The facts of a program's relations, each derived when first asked for."""
+class TooLarge(LimitReached):
+    """A relation outgrew a :class:`Context`'s ``max_cells``; ``relation`` names it."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, relation: str, max_cells: int) -> None:
+        super().__init__(f"relation {relation} exceeds {max_cells} cells")
+        self.relation = relation
+
+
+class Context:
+    """The facts of a program's relations, each derived when first asked for.
+
+    ``max_cells`` bounds every derived relation (rows times arity), so a relation that
+    blows up (a 300-argument relation over {0, 1}) raises :class:`TooLarge` before
+    it takes the memory; None: unbounded."""
+
+    def __init__(self, program: Program, max_cells: int | None = None) -> None:
         self.program = program
+        self.max_cells = max_cells
         self.relations: dict[str, Relation] = {}
         self.done: set[int] = set()
         relations = self.relations
@@ -627,11 +640,23 @@ class Context:
             (name,) = component.relations
             derived: set[Row] = set(self.program.facts.get(name, ()))
             for _head, derive in component.rules:
-                derive(self.get, derived.add)
+                derive(self.get, self._adder(name, derived))
             self.relations[name] = Relation(derived)
         else:
             self._evaluate_recursive(component)
         self.done.add(id(component))
+
+    def _adder(self, name: str, rows: set[Row]) -> Callable[[Row], None]:
+        """``rows.add``, counting cells against ``max_cells`` when there is a limit."""
+        if self.max_cells is None:
+            return rows.add
+        limit, add = self.max_cells, rows.add
+
+        def bounded(row: Row) -> None:
+            add(row)
+            if len(rows) * len(row) > limit:
+                raise TooLarge(name, limit)
+        return bounded
 
     def _evaluate_recursive(self, component: Component) -> None:
         facts = self.program.facts
@@ -639,14 +664,19 @@ class Context:
             self.relations[name] = Relation(facts.get(name, ()))
         found: dict[str, set[Row]] = {name: set() for name in component.relations}
         for head, derive in component.rules:
-            derive(self.get, found[head].add)
+            derive(self.get, self._adder(head, found[head]))
         delta = {name: self.relations[name].add(rows) for name, rows in found.items()}
         while any(delta.values()):
             found = {name: set() for name in component.relations}
             for head, derive, source in component.delta_rules:
                 if delta[source]:
-                    derive(self.get, found[head].add, delta[source])
+                    derive(self.get, self._adder(head, found[head]), delta[source])
             delta = {name: self.relations[name].add(rows) for name, rows in found.items()}
+            if self.max_cells is not None:
+                for name in component.relations:
+                    rows = self.relations[name].rows
+                    if rows and len(rows) * len(rows[0]) > self.max_cells:
+                        raise TooLarge(name, self.max_cells)
 
 
 _EMPTY = Relation()

@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Hashable, Sequence
 
 from gdl.reasoning.terms import Fn, Rule
-from solvers.errors import GameRuntimeError
+from solvers.errors import GameError, GameRuntimeError
 
 State = Hashable
 Move = Hashable
@@ -37,6 +37,12 @@ class StateMachine(ABC):
     def legal_moves(self, state: State, role: int) -> tuple[Move, ...]:
         """Legal moves of ``role`` sorted by KIF string; raises GameRuntimeError when a
         role has none in a non-terminal state."""
+
+    def legal_moves_upto(self, state: State, role: int, limit: int) -> tuple[Move, ...]:
+        """At most ``limit`` of ``role``'s legal moves: all of them, sorted, when there
+        are no more; an engine that derives them one at a time stops at ``limit`` (a
+        role with millions of moves), in whatever order they came."""
+        return self.legal_moves(state, role)[:limit]
 
     def legal_joint_moves(self, state: State) -> tuple[tuple[Move, ...], ...]:
         """The legal moves of every role, in role order."""
@@ -78,6 +84,12 @@ class StateMachine(ABC):
 
     @abstractmethod
     def parse_move(self, kif: str, role: int) -> Move: ...
+
+    def parse_joint(self, moves: Sequence[str]) -> list[Move]:
+        """A joint move from its KIF moves in role order; GameError for a wrong count."""
+        if len(moves) != len(self.roles):
+            raise GameError(f"a joint move needs {len(self.roles)} moves, got {len(moves)}")
+        return [self.parse_move(kif, r) for r, kif in enumerate(moves)]
 
     @abstractmethod
     def state_to_kif(self, state: State) -> list[str]:

@@ -11,9 +11,10 @@ work and Prolog's loops on left recursion:
    disjunct; ground terms are Python values (``str`` constants, tuples
    ``(name, arg...)`` for function terms); a relation's facts are rows.
 2. Static relations are derived once, bottom-up (:class:`gdl.reasoning.prover.Context`),
-   except recursive ones and ones that build function terms (arithmetic over
-   hundreds of numbers, lists: huge or unbounded) and their dependants: those are
-   called top-down like the others, memoized for the whole game.
+   except recursive ones, ones that build function terms (arithmetic over
+   hundreds of numbers, lists: huge or unbounded), ones that grow past
+   :data:`MAX_STATIC_CELLS` (a 300-argument relation over {0, 1}) and their
+   dependants: those are called top-down like the others, memoized for the whole game.
 3. Every other relation ``p`` is compiled, per *adornment* (which arguments a
    call binds: ``(p a ?x)`` has adornment ``bf``), into Python functions: ``all``
    returns the set of answer rows for the bound arguments; ``exists`` says whether
@@ -37,12 +38,15 @@ work and Prolog's loops on left recursion:
    until no new answer appears (the least fixpoint).
 6. The queries ``legal``, ``goal``, ``next`` and ``sees`` are computed in full; a call of
    one of them with bound arguments reads that full table through an index.
+7. One role's legal moves can also be had one at a time (:data:`LEGAL_LAZILY`: a
+   generator over the ``legal`` rules' loop nests), so the first of millions come
+   without the others.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 
 from gdl.reasoning.prover import (
     Context,
@@ -52,6 +56,7 @@ from gdl.reasoning.prover import (
     Relation,
     Row,
     TermCode,
+    TooLarge,
     UnboundVariables,
     builds_terms,
     dependency_graph,
@@ -68,6 +73,10 @@ from gdl.reasoning.terms import Const, Fn, Not, Rule, Term, Var
 from solvers.errors import GameError
 
 FULL_QUERIES = ("legal", "goal", "next", "sees")  # sees: GDL-II percepts
+# Rows times arity of a static relation derived bottom-up (a few hundred MB at most);
+# beyond, it is called top-down (step 2). The corpus' largest: battle's, 503,060 cells.
+MAX_STATIC_CELLS = 4_000_000
+LEGAL_LAZILY = "legal lazily"  # the query of step 7: (frame, role) -> rows, one at a time
 _ONCE = (None,)  # a one-pass loop: a failed check leaves it with `continue`
 # Where a relation's answers are memoized: per game, per state, per joint move.
 LEVEL_STATIC, LEVEL_STATE, LEVEL_MOVE = 0, 1, 2
@@ -237,7 +246,21 @@ class Frame:
 class TopDownProgram:
     """The compiled functions of a game's rules (see the module docstring)."""
 
-    def __init__(self, rules: Sequence[Rule]) -> None:
+    def __init__(self, rules: Sequence[Rule], max_static_cells: int = MAX_STATIC_CELLS) -> None:
+        """``max_static_cells``: a static relation derived bottom-up larger than this
+        (rows times arity) is called top-down instead (step 2)."""
+        too_large: set[str] = set()
+        while True:
+            try:
+                self._prepare(rules, too_large, max_static_cells)
+                return
+            except TooLarge as exc:
+                name = _source_relation(exc.relation, self.component)
+                if name in too_large:
+                    raise
+                too_large.add(name)
+
+    def _prepare(self, rules: Sequence[Rule], too_large: set[str], max_static_cells: int) -> None:
         facts, flat = facts_and_flat_rules(rules)
         graph = dependency_graph(flat)
         for name in facts:
@@ -247,18 +270,19 @@ class TopDownProgram:
         components = strongly_connected(graph)
         self.recursive = {r for scc in components if is_recursive(scc, graph) for r in scc}
         self.component = {r: i for i, scc in enumerate(components) for r in scc}
-        # Static relations are derived in full once, except recursive ones and ones
+        # Static relations are derived in full once, except recursive ones, ones
         # that build terms (arithmetic over hundreds of numbers, lists: huge or
-        # unbounded), and what depends on them: those are called top-down too.
-        lazy = reaching(graph, {h for h, rs in flat.items() if h in self.recursive
-                                or any(builds_terms(r.head) for r in rs)})
+        # unbounded) and ones found too large, and what depends on them: those are
+        # called top-down too.
+        lazy = reaching(graph, too_large | {h for h, rs in flat.items() if h in self.recursive
+                                            or any(builds_terms(r.head) for r in rs)})
         self.lazy_static = lazy - dynamic
         derived = (dynamic | lazy) - {"true", "does"}
         self.level = {n: LEVEL_MOVE if n in move_level else
                       LEVEL_STATE if n in dynamic else LEVEL_STATIC for n in derived}
         self.derived = derived
         static_rules = [r for r in rules if r.head.name not in derived]
-        self._static = Context(Program(static_rules))
+        self._static = Context(Program(static_rules), max_static_cells)
         self.static_extra: dict[str, Relation] = {}
         self._values: dict[str, frozenset] = {}
         self._static_indexes: dict[tuple[str, tuple[KeyPart, ...]], dict] = {}
@@ -313,6 +337,7 @@ class TopDownProgram:
         self._constants: dict[int, str] = {}
         self.source_parts: list[str] = []
         queries = {query: self._query(query) for query in (*FULL_QUERIES, "terminal", "init")}
+        queries[LEGAL_LAZILY] = self._lazy_legal()
         while self._pending:
             relation, adornment, mode = self._pending.pop()
             self.source_parts.append(self._generate(relation, adornment, mode))
@@ -336,6 +361,13 @@ class TopDownProgram:
         if relation == "terminal":
             return self.function(relation, "", "exists")
         return self.function(relation, "f" * self.arity(relation), "all")
+
+    def _lazy_legal(self) -> Callable[[Frame, object], object] | str:
+        """The function of step 7 (its name, resolved after generation)."""
+        if "legal" not in self.derived:
+            rows = self.static_rows("legal")
+            return lambda _frame, role: (row for row in rows if row[0] == role)
+        return self.function("legal", "bf", "iter")
 
     def use_tabling(self) -> None:
         """Recompile with tabled recursive relations, for good (step 5); frames made
@@ -483,6 +515,8 @@ class TopDownProgram:
         inputs = [f"a{i}" for i, flag in enumerate(adornment) if flag == "b"]
         signature = ", ".join(["c", *inputs])
         key = _tuple_expr(inputs)
+        if mode == "iter":
+            return self._generate_iter(name, relation, adornment, signature)
         if mode.startswith("index"):
             parts = next(p for p, m in self._index_modes.items() if m == mode)
             build = self.constant(indexer(parts))
@@ -539,6 +573,28 @@ class TopDownProgram:
         lines += [f"def {name}({signature}):",
                   f"    return {self.call_expr(relation, adornment, mode, inputs)}"]
         return "\n".join(lines)
+
+    def _generate_iter(self, name: str, relation: str, adornment: str, signature: str) -> str:
+        """A generator of the answers, rule by rule (step 7; repeats possible). A
+        recursive relation's answers need the fixpoint: its full answers, iterated."""
+        codes = [_RuleCode(self, rule, adornment, "iter") for rule in self.rules.get(relation, [])]
+        if relation in self.recursive or any(code.self_literal is not None for code in codes):
+            full = self.function(relation, adornment, "all")
+            return f"def {name}({signature}):\n    yield from {full}({signature})"
+        lines = [f"def {name}({signature}):"]
+        for code in codes:
+            lines += code.lines()
+        return "\n".join([*lines, "    yield from ()"])
+
+
+def _source_relation(name: str, relations: Container[str]) -> str:
+    """The game's relation behind a relation of the bottom-up program: an auxiliary
+    relation of a long body (``aux N.M head``) or a relation split by a constant
+    (``name [k=value]``) stands for its rule's head."""
+    if name in relations:
+        return name
+    head = name.rsplit(" ", 1)[-1]
+    return head if head in relations else name.split(" ", 1)[0]
 
 
 def _tuple_expr(items: list[str], always: bool = False) -> str:
@@ -702,7 +758,7 @@ class _RuleCode(TermCode):
                 atom, bound, head_name, inputs), deferred=self.program.expensive_test)
         except UnboundVariables as exc:
             raise unsafe_rule(rule, exc.names) from None
-        head_vars = set(literal_variables(rule.head)) if self.mode == "all" else set()
+        head_vars = set(literal_variables(rule.head)) if self.mode != "exists" else set()
         for k, position in enumerate(order):
             later = head_vars.union(*(literal_variables(body[j]) for j in order[k + 1:]))
             self.literal(body[position], later)
@@ -714,7 +770,9 @@ class _RuleCode(TermCode):
         if unbound:
             raise unsafe_rule(rule, sorted(unbound))
         answer = _tuple_expr([self.expr(a) for a in head_args], always=True)
-        if worklist:
+        if self.mode == "iter":
+            self.emit(f"yield {answer}")
+        elif worklist:
             self.emit(f"x = {answer}")
             self.emit("if x not in r:")
             self.emit("    r.add(x)")

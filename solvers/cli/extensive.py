@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from solvers import registry
+from solvers.cli.quiet import add_quiet
 from solvers.errors import GameError
 from solvers.extensive.exploitability import nash_conv
 from solvers.extensive.files import read_game_file
@@ -58,6 +59,7 @@ def add_solve_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sampling", choices=SAMPLING, default="chance",
                         help="what mccfr samples (chance outcomes, or whole outcomes)")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    add_quiet(parser)
     parser.add_argument("--strategy", metavar="OUT.txt",
                         help="write the strategy as 'infoset NAME strategies A=S ...' lines")
     add_trace_arguments(parser, "NashConv against iterations (CFR family)")
@@ -93,7 +95,7 @@ def solve_main(argv: list[str]) -> int:
     # the time limit covers the whole command: reading, building, solving, certificate
     deadline = command_deadline(args)
     outputs = solve_outputs(args)
-    progress = None if args.json else _progress
+    progress = None if args.json or args.quiet else _progress
     game = read_game_file(args.file, progress=progress, deadline=deadline)
     return solve_and_report(game, args, deadline, outputs)
 
@@ -103,7 +105,7 @@ def solve_and_report(game: ExtensiveGame, args: argparse.Namespace, deadline: fl
     """Solve ``game`` with the options of :func:`add_solve_options`, write the strategy
     file and the trace, print the summary (``extra`` fields added to the JSON object and
     the text)."""
-    progress = None if args.json else _progress
+    progress = None if args.json or args.quiet else _progress
     trace = Trace("nash_conv", f"{Path(args.file).name}: {args.solver}")
     strategy_path = outputs.strategy
     try:

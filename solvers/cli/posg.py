@@ -18,6 +18,7 @@ import sys
 import time
 from pathlib import Path
 
+from solvers.cli.quiet import add_quiet
 from solvers.errors import GameError
 from solvers.files import read_text
 from solvers.posg.hsvi import Hsvi, Progress
@@ -37,10 +38,12 @@ def solve_parser() -> argparse.ArgumentParser:
         prog="ggp solve", description="Solve a one-sided POSG (.osposg) with HSVI.")
     parser.add_argument("file", help="the .osposg game file")
     parser.add_argument("--epsilon", type=float, default=1.0,
-                        help="stop when upper - lower <= epsilon at the initial belief")
+                        help="stop when upper - lower <= epsilon at the initial belief "
+                        "(default %(default)s)")
     parser.add_argument("--time-limit", type=float, default=60.0,
                         help="seconds for the whole run (reading, presolve, trials)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_quiet(parser)
     add_trace_arguments(parser, "HSVI's lower and upper bounds against time")
     return parser
 
@@ -69,8 +72,10 @@ def solve_main(argv: list[str]) -> int:
     model = read_posg(text, str(path))
     solver = Hsvi(model, presolve_time=PRESOLVE_SHARE * args.time_limit)
     presolve = time.monotonic() - start
-    print(f"read and presolved in {presolve:.2f}s (Lipschitz delta {solver.delta:.4g})",
-          file=sys.stderr)
+    progress = None if args.quiet else sys.stderr
+    if progress is not None:
+        print(f"read and presolved in {presolve:.2f}s (Lipschitz delta {solver.delta:.4g})",
+              file=progress)
 
     trace = Trace("bounds", f"{path.name}: HSVI")
     last_line = [-REPORT_SECONDS]
@@ -79,7 +84,7 @@ def solve_main(argv: list[str]) -> int:
         seconds = p.seconds + presolve
         if outputs.wanted:
             trace.add(seconds, p.iterations, p.lower, p.upper, p.gap)
-        if p.seconds - last_line[0] >= REPORT_SECONDS:
+        if progress is not None and p.seconds - last_line[0] >= REPORT_SECONDS:
             last_line[0] = p.seconds
             print(f"{seconds:8.2f}s  " + p.line().split("s  ", 1)[1], file=sys.stderr,
                   flush=True)

@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from solvers import registry
+from solvers.cli.quiet import add_quiet, stderr_lines
 from solvers.errors import GameError
 from solvers.files import prepare_output
 from solvers.matrix.selection import SELECTIONS
@@ -89,13 +90,15 @@ def _progress_printer(label: str):
 
 
 def solve_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ggp solve", description="solve a simultaneous-move .efg")
+    parser = argparse.ArgumentParser(prog="ggp solve", description="Solve a simultaneous-move .efg (one joint move a step): the thesis' "
+                                     "baseline or interval heuristic, DOαβ or BIαβ.")
     parser.add_argument("game", help="a .efg whose every step is one joint move (e.g. from "
                         "ggp random-game)")
     parser.add_argument("--solver", choices=registry.names(registry.SIMULTANEOUS),
                         default="baseline",
                         help=registry.solver_help(registry.SIMULTANEOUS, "baseline"))
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+    add_quiet(parser)
     parser.add_argument("--strategy", metavar="OUT.jsonl", help="write the strategy, one node per line")
     parser.add_argument("--selection", choices=SELECTIONS, default="first",
                         help="equilibrium selection (default: first pure in row-major order)")
@@ -114,12 +117,12 @@ def solve_main(argv: list[str]) -> int:
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
     # the time limit covers reading too
     game = read_simultaneous_efg(
-        args.game, max_nodes=args.max_nodes, progress=lambda line: print(line, file=sys.stderr),
+        args.game, max_nodes=args.max_nodes, progress=stderr_lines(args),
         deadline=None if args.time_limit is None else started + args.time_limit)
     left = None if args.time_limit is None else max(
         args.time_limit - (time.monotonic() - started), 1e-3)
     solution = registry.solver(args.solver).solve(game, selection=args.selection,
-                                    progress=_progress_printer(args.solver),
+                                    progress=None if args.quiet else _progress_printer(args.solver),
                                     time_limit=left, max_nodes=args.max_nodes)
     cert = registry.MODELS[registry.SIMULTANEOUS].certify(game, solution)
     values = by_player(game.player_names, solution.root_values)
