@@ -204,14 +204,16 @@ class Gamer:
         if self._light_spare is None or not self._light_spare.alive:
             self._light_spare = Worker(legal=True)
 
-    async def ready(self, timeout: float = 30.0) -> bool:
-        """Start the spare workers and wait until they have loaded their modules (and
-        the main spare its compiled kernels)."""
+    async def ready(self, timeout: float = 30.0, kernels: bool = False) -> bool:
+        """Start the spare workers and wait until they have loaded their modules
+        (``kernels``: and the main spare its compiled kernels, which a START never
+        waits for; their first compile takes 10-30 s)."""
         self.warm_up()
         until = time.monotonic() + timeout
         try:
-            for spare in (self._spare, self._light_spare):
-                if await spare.receive(spare.send("ping"), until) is None:
+            for spare, request in ((self._spare, "warm" if kernels else "ping"),
+                                   (self._light_spare, "ping")):
+                if await spare.receive(spare.send(request), until) is None:
                     return False
         except WorkerDied:
             return False

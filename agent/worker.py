@@ -70,7 +70,7 @@ class BrainHost:
 
     Requests (tuples): ``("start", seq, spec, role, options, history, until)``,
     ``("play", seq, observation, until, legal)``, ``("goals", seq, observation)``,
-    ``("ping", seq)``, ``("quit",)``. Answers carry the request's ``seq``:
+    ``("ping", seq)``, ``("warm", seq)``, ``("quit",)``. Answers carry the request's ``seq``:
     ``("ready", seq, info)``, ``("legal", seq, moves)``, ``("move", seq, move, info)``,
     ``("goals", seq, goals)``, ``("pong", seq)``, ``("error", seq, message, invalid)``
     (``invalid``: the game or the message is at fault, not the worker). A
@@ -80,8 +80,8 @@ class BrainHost:
     legal moves when the manager told them (None: the brain knows them).
     ``make_brain`` makes the brain of a ``start`` (``spec, role, options, until``).
     ``crash_at_step`` is a test hook: the process dies in that step's search.
-    ``warming``: a spare's warm-up thread; ``ping`` answers once it is done (the
-    agent waits for that when it starts, never on a clock).
+    ``warming``: a spare's warm-up thread; ``("warm", seq)`` answers ``pong`` once it
+    is done.
     """
 
     def __init__(self, send, make_brain: Callable[..., Brain],
@@ -99,6 +99,8 @@ class BrainHost:
         if kind == "quit":
             return False
         if kind == "ping":
+            self.send(("pong", seq))
+        elif kind == "warm":   # a ping answered once the warm-up is done
             if self.warming is not None:
                 self.warming.join()
             self.send(("pong", seq))
@@ -226,11 +228,9 @@ def main(argv: list[str]) -> int:
     try:
         args = argv[1:]
         warm_up = None
-        # deferred: the light legal worker imports the prover only, never numba,
-        # the searches or the solvers (~1 s); the main worker imports the brains
-        if "--legal" in args:
+        if "--legal" in args:  # deferred: the light legal worker imports the prover only
             from agent.brains.legal import LegalBrain as make_brain
-        else:
+        else:  # deferred: the brains, with the searches and the solvers (~1 s)
             from agent.brains.factory import make_brain
             from agent.brains.factory import warm_up as load_kernels
             if "--warm" in args:  # a spare: the compiled kernels while idle

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +16,15 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 GAMES = REPO / "games"
 
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """numba's first compile of the kernels (10-30 s, once per checkout: CI's clone
+    starts without the cache) here, before any test, so no test's agent workers pay it
+    on their clocks; from the disk cache it is about 2 s. In a child process: the
+    tests' own process keeps its kernels unloaded (some tests are about when they load)."""
+    subprocess.run([sys.executable, "-c", "from agent.brains.factory import warm_up; warm_up()"],
+                   cwd=REPO, check=False, timeout=900)
 
 def shared_path(*parts: str) -> Path:
     """A path under ../shared, skipping the test when it is not there."""

@@ -55,7 +55,8 @@ def test_a_spare_worker_loads_the_compiled_kernels_while_idle() -> None:
     async def start() -> dict:
         gamer = Gamer(BrainOptions(seed=1))
         try:
-            assert await gamer.ready()   # as the agent does when it starts
+            # (a generous limit: numba's first compile on a loaded machine)
+            assert await gamer.ready(timeout=600, kernels=True)
             # a 2 s start clock is under KERNEL_CLOCK: the match would not load them
             return await gamer.start(GameSpec("gdl", RACE), "a", time.monotonic() + 2.0)
         finally:

@@ -31,4 +31,5 @@ def warm_up() -> None:
     10-30 s for the first compile after an installation; on a start clock only from
     ``KERNEL_CLOCK`` on, and never on a play clock)."""
     kernels.compiled(kernels.MIN_ITEMS)
-    graph.KERNELS.load()
+    if graph.KERNELS.enabled:   # (numba absent, or GGP_NUMBA=0: nothing to load)
+        graph.KERNELS.load()
