@@ -19,13 +19,10 @@ def read_text(path: str | Path) -> str:
         data = Path(path).read_bytes()
     except OSError as exc:
         raise GameError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace")
     if b"\0" in data or text.count("\ufffd") > max(8, len(data) * MAX_UNDECODABLE):
         raise GameError(f"{path}: not a text file: its bytes are not UTF-8 (binary?)")
-    return text
+    return text.replace("\r\n", "\n").replace("\r", "\n")   # universal newlines, as text mode
 
 
 def prepare_output(path: str | Path, option: str) -> Path:
