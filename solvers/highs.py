@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from functools import cache
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,6 +24,13 @@ def binding() -> ModuleType | None:
     except ImportError:  # pragma: no cover - older scipy: linprog only
         return None
     return _core
+
+
+def linprog(*args: Any, **kwargs: Any) -> Any:
+    """``scipy.optimize.linprog``, imported on first use (see the module docstring)."""
+    from scipy.optimize import linprog as run  # deferred: scipy.optimize, ~0.7 s
+
+    return run(*args, **kwargs)
 
 
 def highs_model(cost: np.ndarray, a_ub: sp.spmatrix, b_ub: np.ndarray, a_eq: sp.spmatrix,

@@ -33,7 +33,7 @@ import numpy as np
 from scipy import sparse
 
 from solvers.errors import GameError, LimitReached
-from solvers.highs import binding, highs_model
+from solvers.highs import binding, highs_model, linprog
 
 PROGRESS_SECONDS = 2.0
 
@@ -147,9 +147,6 @@ def _sigint_sets_flag(watch: _Watch) -> Iterator[None]:
 
 def _run_linprog(cost, a_ub, b_ub, a_eq, b_eq, n_nonneg: int, n_free: int, what: str,
                  deadline: float | None) -> LPResult:  # pragma: no cover - older scipy
-    # deferred: scipy.optimize (~0.7 s to import), as in solvers.matrix.lp
-    from scipy.optimize import linprog
-
     bounds = [(0, None)] * n_nonneg + [(None, None)] * n_free
     options = {} if deadline is None else {"time_limit": max(deadline - time.monotonic(), 1e-3)}
     result = linprog(cost, A_ub=a_ub.tocsr(), b_ub=b_ub, A_eq=a_eq.tocsr(), b_eq=b_eq,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.sparse import coo_matrix
 
+from solvers.highs import linprog
 from solvers.matrix.lp import HIGHS_OPTIONS, maximin
 
 #: games per HiGHS call (simplex work grows faster than linearly with the block:
@@ -49,9 +50,6 @@ def _solve_block(u: np.ndarray, rows: np.ndarray, cols: np.ndarray
     var = np.cumsum(rows.reshape(-1)) - 1
     con = np.cumsum(cols.reshape(-1)) - 1
     n_vars, n_cons = int(var[-1]) + 1, int(con[-1]) + 1
-    # deferred: scipy.optimize (~0.7 s to import), as in solvers.matrix.lp
-    from scipy.optimize import linprog
-
     upper = coo_matrix((-shifted[g, i, j], (con[g * n + j], var[g * m + i])),
                        shape=(n_cons, n_vars)).tocsc()
     res = linprog(np.ones(n_vars), A_ub=upper, b_ub=-np.ones(n_cons), bounds=(0.0, None),

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.errors import GameError
+from solvers.highs import linprog
 
 HIGHS_OPTIONS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
@@ -30,10 +31,6 @@ def maximin(payoff: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
     The column player's strategy is the dual solution of the same LP (the multipliers
     of the ``n`` constraints 2.7), so one HiGHS call solves both programs of Algorithm 3.
     """
-    # deferred: scipy.optimize takes ~0.7 s to import, and an agent worker that imports
-    # this module (for its exact solvers) must be ready within a start clock
-    from scipy.optimize import linprog
-
     m, n = payoff.shape
     cost = np.zeros(m + 1)
     cost[-1] = -1.0  # maximise u*

@@ -17,7 +17,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from solvers.errors import GameRuntimeError
-from solvers.highs import binding, highs_model
+from solvers.highs import binding, highs_model, linprog
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,6 @@ def solve_lp(cost: np.ndarray, a_ub: sp.csr_matrix, b_ub: np.ndarray, a_eq: sp.c
     """
     if direct and binding() is not None:
         return _solve_direct(cost, a_ub, b_ub, a_eq, b_eq, lower, upper, what, presolve)
-    # deferred: scipy.optimize (~0.7 s to import), as in solvers.matrix.lp
-    from scipy.optimize import linprog
-
     res = linprog(cost, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=b_eq,
                   bounds=np.c_[lower, upper], method="highs", options={"presolve": presolve})
     if res.status != 0:

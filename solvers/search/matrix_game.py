@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.errors import GameError
+from solvers.highs import linprog
 from solvers.matrix.lp import maximin
 
 
@@ -61,7 +62,6 @@ def solve_matrix_game(payoff: np.ndarray) -> tuple[np.ndarray, np.ndarray, float
 def safe_best_response(payoff: np.ndarray, value: float, column: int) -> np.ndarray | None:
     """A row strategy guaranteeing ``value`` against every column that maximises the
     payoff against ``column``; None if the LP fails (then play the equilibrium)."""
-    from scipy.optimize import linprog  # deferred: scipy, as in _lp
 
     payoff = np.asarray(payoff, dtype=float)
     rows, cols = payoff.shape
