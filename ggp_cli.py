@@ -264,7 +264,23 @@ class _Help(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(list(sys.argv[1:] if argv is None else argv))
+    except BrokenPipeError:  # the reader went away (`ggp --help | head`): output ends here
+        _silence_stdout()
+        return 0
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush into the closed pipe
+    raises nothing either."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):  # no file behind stdout (captured in tests)
+        pass
+
+
+def _main(args: list[str]) -> int:
     if not args or args[0] in ("-h", "--help", "help"):
         print(_usage())
         return 0 if args else 2
@@ -287,8 +303,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
     except SystemExit as exc:  # argparse exits; keep its status
         return exc.code if isinstance(exc.code, int) else 1
     except Exception as exc:  # never a bare traceback at the command line

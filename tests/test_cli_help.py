@@ -106,3 +106,17 @@ def test_top_level_usage_is_plain(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert out.startswith("usage: ggp [--version] COMMAND") and not MARKUP.search(out)
     assert all(f"  {name} " in out for name in [*COMMANDS, *BENCHES])
+
+
+@pytest.mark.parametrize("args", [["--help"], ["bench", "--help"], ["solve", "--help"]])
+def test_help_into_a_closed_pipe_ends_quietly(args: list[str]) -> None:
+    """`ggp --help | head -1`: the reader has closed the pipe; exit 0, no traceback."""
+    import subprocess
+    import sys
+
+    child = subprocess.Popen([sys.executable, "-m", "ggp_cli", *args], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE)
+    assert child.stdout is not None and child.stderr is not None
+    child.stdout.close()   # before the child writes, as a `head` that is already done
+    assert child.wait(timeout=60) == 0
+    assert b"Traceback" not in child.stderr.read()
