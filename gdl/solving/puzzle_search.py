@@ -7,8 +7,8 @@ that stops as soon as a terminal state gives the player the game's highest goal
 1. The ceiling is the largest goal value the rules can give the role: the numbers in
    its ``goal`` rule heads, or when a head's value is a variable, the grounded goal
    atoms of the compiled engine (the general engine: GDL's maximum, 100).
-2. Depth first from the initial state, each state's moves ordered by the goal value
-   of the state they lead to, highest first (many puzzles define goals before the end:
+2. Depth first from the initial state, each state's moves ordered: those that end
+   the game first, then by the goal value of the state they lead to, highest first (many puzzles define goals before the end:
    queens placed, lights on; equal ones in the engine's order), with a transposition
    table of the states entered: a state seen before is not entered
    again (what lies below it was or is being searched; a repeated state on the
@@ -148,12 +148,14 @@ class _Search:
                          "no terminal state is reachable: the game need not end")
 
     def _children(self, state: State) -> list[tuple[Move, State]]:
-        """(move, next state) of every legal move, the highest goal first (step 2's
-        order among equals; a state without a goal value counts lowest)."""
+        """(move, next state) of every legal move: terminal states first (a plan ends
+        there at once), then the highest goal first (step 2's order; a state without
+        a goal value counts lowest)."""
         machine, player = self.machine, self.player
         pairs = [(move, machine.next_state(state, (move,)))
                  for move in machine.legal_moves(state, player)]
-        return sorted(pairs, key=lambda pair: -self._goal_or_none(pair[1]))
+        return sorted(pairs, key=lambda pair: (not machine.terminal_after(state, pair[1]),
+                                               -self._goal_or_none(pair[1])))
 
     def _goal_or_none(self, state: State) -> float:
         try:

@@ -198,7 +198,7 @@ def _search(machine: StateMachine, budget: Budget, progress: Callable[[str], Non
     if found.goal is None:
         raise GameError(f"{common['name']}: no terminal state reached: {found.reason}")
     certificate = replay_certificate(machine, found.plan, common["role"], found.goal)
-    certificate["proof"] = found.reason
+    certificate["search"] = found.reason
     return PuzzleResult(**common, solver="goal-search", value=found.goal, plan=found.plan,
                         steps=float(len(found.plan)), proved=found.proved and certificate["ok"],
                         certificate=certificate, states=found.states, expand_seconds=0.0,
