@@ -13,9 +13,8 @@ from conftest import REPO, shared_path
 
 from gdl.expansion.batch_expand import expand_dag
 from gdl.reasoning.machine import load_machine
-from solvers.errors import UnsupportedGame
-
 from ggp_cli import main as ggp
+from solvers.errors import UnsupportedGame
 
 TICTACTOE = REPO / "games" / "gdl" / "simultaneous_tictactoe.kif"
 

@@ -38,8 +38,8 @@ from gdl.cli.solve_puzzle import puzzle_main
 from gdl.expansion.expand import roles_of
 from gdl.reasoning.machine import ENGINES, read_rules
 from gdl.reasoning.state_machine import defines_sees
-from gdl.solving.ray_solve import solve_on_ray
 from gdl.solving.puzzle_solve import SOLVERS as PUZZLE_SOLVERS
+from gdl.solving.ray_solve import solve_on_ray
 from gdl.solving.solve import (
     NPZ_ABOVE_STATES,
     PATHS,

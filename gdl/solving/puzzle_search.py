@@ -168,13 +168,13 @@ class _Search:
         seen = self.seen
         if state in seen:
             return False
+        if self.max_states is not None and len(seen) >= self.max_states:
+            raise LimitReached(f"goal search stopped: the budget of {self.max_states:,} "
+                               "states was reached (raise --max-states)")
         seen.add(state)
         found = len(seen)
         if self.deadline is not None and time.perf_counter() >= self.deadline:
             self.limits.check(found)
-        if self.max_states is not None and found > self.max_states:
-            raise LimitReached(f"goal search stopped: the budget of {self.max_states:,} "
-                               "states was reached (raise --max-states)")
         if found % CHECK_EVERY == 0 and self.limits.check(found) and self.progress:
             elapsed = time.perf_counter() - self.limits.start
             best = "none yet" if self.result.goal is None else f"{self.result.goal:g}"
