@@ -42,6 +42,7 @@ from gdl.solving.solve import _number, check_loading_time, peak_rss_mb
 from gdl.solving.store import node_line
 from solvers import registry
 from solvers.errors import GameError, LimitReached
+from solvers.nplayer.dag import JointSolution
 from solvers.nplayer.puzzle import solve as solve_plan
 
 EXACT_TIME_SHARE = 2 / 3    # of a time limit, for the exact plan's expansion and solve
@@ -71,7 +72,7 @@ class PuzzleResult:
     solve_seconds: float
     fallback: str | None = None
     expansion: DagExpansion | None = None
-    solution: object = None     # the JointSolution of solver "plan"
+    solution: JointSolution | None = None     # solver "plan"
     peak_rss_mb: float | None = None
 
     @property
@@ -86,7 +87,7 @@ class PuzzleResult:
         """The first move of the plan (with chance: the root's chosen move)."""
         if self.plan:
             return {self.role_name: {self.machine.move_to_kif(self.plan[0][self.role]): 1.0}}
-        if self.expansion is not None:
+        if self.expansion is not None and self.solution is not None:
             line = next(policy_lines(self.expansion, self.solution,
                                      [self.expansion.joint.root]), None)
             return {} if line is None else line["strategy"]
@@ -126,7 +127,7 @@ class PuzzleResult:
         line per non-terminal state."""
         if self.plan is not None:
             return plan_trace(self.machine, self.plan)
-        assert self.expansion is not None
+        assert self.expansion is not None and self.solution is not None
         return policy_lines(self.expansion, self.solution)
 
 
@@ -206,14 +207,14 @@ def _search(machine: StateMachine, budget: Budget, progress: Callable[[str], Non
                         peak_rss_mb=round(peak_rss_mb(), 1))
 
 
-def dag_plan(expansion: DagExpansion, solution: object) -> list[tuple[Move, ...]]:
+def dag_plan(expansion: DagExpansion, solution: JointSolution) -> list[tuple[Move, ...]]:
     """The solution's plan from the root as joint moves in role order (no chance)."""
     dag, machine = expansion.joint, expansion.machine
     slots = [*expansion.players] + ([expansion.nature] if expansion.nature is not None else [])
     plan: list[tuple[Move, ...]] = []
     s = dag.root
     while not dag.terminal[s]:
-        chosen = int(np.argmax(solution.state_strategy(dag, s, 0)))  # type: ignore[attr-defined]
+        chosen = int(np.argmax(solution.state_strategy(dag, s, 0)))
         moves = expansion.moves(s)
         assert moves is not None
         joint: list[Move] = [None] * len(machine.roles)
@@ -252,7 +253,7 @@ def replay_certificate(machine: StateMachine, plan: list[tuple[Move, ...]], role
     return {"ok": reached == goal, "plan_goal": reached, "plan_steps": len(plan)}
 
 
-def policy_lines(expansion: DagExpansion, solution: object,
+def policy_lines(expansion: DagExpansion, solution: JointSolution,
                  states: list[int] | None = None) -> Iterator[dict]:
     """With chance: one strategy line per non-terminal state (or ``states``), with the
     state's ``steps``."""
@@ -261,13 +262,13 @@ def policy_lines(expansion: DagExpansion, solution: object,
     for s in np.flatnonzero(~dag.terminal).tolist() if states is None else states:
         if dag.terminal[s]:
             continue
-        chosen = int(np.argmax(solution.state_strategy(dag, s, 0)))  # type: ignore[attr-defined]
+        chosen = int(np.argmax(solution.state_strategy(dag, s, 0)))
         moves = expansion.moves(s)
         assert moves is not None
         line = node_line(expansion.state_to_kif(s),
                          {role: {machine.move_to_kif(moves[0][chosen]): 1.0}},
-                         {role: _number(solution.values[s, 0])})  # type: ignore[attr-defined]
-        line["steps"] = _number(solution.steps[s])  # type: ignore[attr-defined]
+                         {role: _number(solution.values[s, 0])})
+        line["steps"] = _number(solution.steps[s])
         yield line
 
 
