@@ -238,14 +238,21 @@ def test_fallback_to_the_goal_search(capsys) -> None:
      "the fewest steps to an end)"),
     ("no_goal_role.kif", 1, "error: role player has no goal values: no goal rule gives it "
      "a number"),
-    ("cycle.kif", 1, "error: the game's states form a cycle, so the game need not end; a "
-     "repeated state: {(at a)}"),
-    ("endless.kif", 1, "error: endless: no terminal state reached: goal search stopped: the "
-     "budget of 300 states was reached (raise --max-states)"),
+    ("cycle.kif", 1, "error: cycle: none of its 2 reachable states is terminal, so the game "
+     "need not end"),
+    ("endless.kif", 1, "error: endless: no terminal state reached within the budget: goal "
+     "search stopped: the budget of 300 states was reached (raise --max-states)"),
 ])
 def test_bad_input_gets_one_line(name: str, code: int, line: str, capsys) -> None:
     assert ggp(["solve", str(PUZZLES / name), "--quiet", "--max-states", "300"]) == code
     assert capsys.readouterr().err.strip().splitlines() == [line]
+
+
+def test_a_cycle_is_reported_with_solver_plan(capsys) -> None:
+    assert ggp(["solve", str(PUZZLES / "cycle.kif"), "--solver", "plan"]) == 1
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "error: the game's states form a cycle, so the game need not end; a repeated "
+        "state: {(at a)}")
 
 
 def test_puzzle_options_and_solvers_are_checked(capsys) -> None:

@@ -51,6 +51,7 @@ class SearchResult:
     goal: float | None = None
     plan: list[tuple[Move, ...]] = field(default_factory=list)
     proved: bool = False
+    stopped: bool = False       # the budget stopped the search
     reason: str = ""
     states: int = 0
     seconds: float = 0.0
@@ -110,6 +111,7 @@ class _Search:
         try:
             self._search()
         except LimitReached as exc:
+            result.stopped = True
             result.reason = exc.message.replace("expansion stopped", "goal search stopped")
         result.states = len(self.seen)
         result.seconds = time.perf_counter() - self.limits.start
@@ -144,8 +146,7 @@ class _Search:
             path[-1] = (pairs, i + 1)
             state = pairs[i + 1][1]
         result.proved = result.goal is not None
-        result.reason = ("every reachable state was searched" if result.proved else
-                         "no terminal state is reachable: the game need not end")
+        result.reason = "every reachable state was searched"
 
     def _children(self, state: State) -> list[tuple[Move, State]]:
         """(move, next state) of every legal move: terminal states first (a plan ends

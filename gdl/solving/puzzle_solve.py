@@ -9,8 +9,8 @@
    (:func:`solvers.nplayer.puzzle.solve`: the highest value, then the fewest steps),
    certified by :func:`solvers.nplayer.puzzle_certificate.check`. Under a time limit
    the expansion gets :data:`EXACT_TIME_SHARE` of it, so that a fallback has time left.
-3. When the expansion hits its budget (states, seconds or memory; said on a progress
-   line), or with solver ``goal-search``: the goal search
+3. When the expansion hits its budget (states, seconds or memory) or finds a cycle of
+   states (said on a progress line), or with solver ``goal-search``: the goal search
    (:func:`gdl.solving.puzzle_search.goal_search`) in what is left of the budget. Its
    certificate replays its plan through the state machine. Puzzles with chance are
    not searched (a plan cannot prove an expected value): their budget error stands.
@@ -46,6 +46,7 @@ from solvers.nplayer.dag import JointSolution
 from solvers.nplayer.puzzle import solve as solve_plan
 
 EXACT_TIME_SHARE = 2 / 3    # of a time limit, for the exact plan's expansion and solve
+CYCLE = "form a cycle"      # in the expansion's and the level order's cycle errors
 SOLVERS = registry.names(registry.PUZZLE)
 
 
@@ -159,8 +160,10 @@ def solve_puzzle(source: str | Path, solver: str | None = None, *,
             budget, time_limit=budget.time_limit * EXACT_TIME_SHARE)
         try:
             return _exact(machine, exact, progress, common)
-        except LimitReached as exc:
-            if solver == "plan" or nature is not None:
+        except GameError as exc:
+            # a budget reached, or a cycle (the search cuts cycles: a plan may exist)
+            if solver == "plan" or nature is not None or not (
+                    isinstance(exc, LimitReached) or CYCLE in exc.message):
                 raise
             fallback = exc.message
             if progress is not None:
@@ -196,8 +199,12 @@ def _search(machine: StateMachine, budget: Budget, progress: Callable[[str], Non
             common: dict, fallback: str | None) -> PuzzleResult:
     """Step 3."""
     found = goal_search(machine, common["ceiling"], budget=budget, progress=progress)
+    if found.goal is None and found.stopped:
+        raise GameError(f"{common['name']}: no terminal state reached within the budget: "
+                        f"{found.reason}")
     if found.goal is None:
-        raise GameError(f"{common['name']}: no terminal state reached: {found.reason}")
+        raise GameError(f"{common['name']}: none of its {found.states:,} reachable states is "
+                        "terminal, so the game need not end")
     certificate = replay_certificate(machine, found.plan, common["role"], found.goal)
     certificate["search"] = found.reason
     return PuzzleResult(**common, solver="goal-search", value=found.goal, plan=found.plan,
