@@ -9,7 +9,8 @@ Models (the arrays a solver takes; docs/architecture.md):
 - ``extensive``: extensive-form games with information sets
   (:class:`~solvers.extensive.model.ExtensiveGame`);
 - ``posg``: one-sided partially observable stochastic games
-  (:class:`~solvers.posg.model.PosgModel`).
+  (:class:`~solvers.posg.model.PosgModel`);
+- ``puzzle``: one-player games on :class:`~solvers.nplayer.dag.JointDag`.
 
 A :class:`Model` names the independent check of its solutions (the certificate). A
 :class:`Solver` has a name unique over all models, a one-line summary for ``--help``,
@@ -21,7 +22,10 @@ and its entry points, with the model's common signature:
 - extensive: ``make(game, seed, sampling)``, an iterative solver (``iterate(n)``,
   ``average_strategy()``) that :func:`solvers.extensive.solve.solve` runs within its
   budgets; None for an exact solver (the sequence-form LP);
-- posg: HSVI, run by its own front end.
+- posg: HSVI, run by its own front end;
+- puzzle: ``solve(dag, progress)`` on a one-player
+  :class:`~solvers.nplayer.dag.JointDag`; the goal search runs over the GDL rules
+  (:mod:`gdl.solving.puzzle_search`), so it has no entry point here.
 
 Adding a solver: its module, one entry in :data:`SOLVERS`, and tests.
 """
@@ -38,6 +42,7 @@ from solvers.extensive.cfr_plus import CFRPlus
 from solvers.extensive.discounted_cfr import DiscountedCFR
 from solvers.extensive.exploitability import nash_conv
 from solvers.extensive.mccfr import ChanceSamplingCFR, OutcomeSamplingMCCFR
+from solvers.nplayer import puzzle, puzzle_certificate
 from solvers.simultaneous import (
     baseline,
     certificate,
@@ -51,6 +56,7 @@ from solvers.simultaneous import (
 SIMULTANEOUS = "simultaneous"
 EXTENSIVE = "extensive"
 POSG = "posg"
+PUZZLE = "puzzle"
 
 
 @dataclass(frozen=True)
@@ -81,6 +87,8 @@ MODELS: dict[str, Model] = {m.name: m for m in (
     Model(EXTENSIVE, "extensive-form games with information sets (imperfect information)",
           certify=nash_conv),
     Model(POSG, "one-sided partially observable stochastic games (HSVI bounds)"),
+    Model(PUZZLE, "one-player games (puzzles), with or without chance, on the n-player "
+          "state DAG", certify=puzzle_certificate.check),
 )}
 
 SOLVERS: dict[str, Solver] = {s.name: s for s in (
@@ -110,6 +118,11 @@ SOLVERS: dict[str, Solver] = {s.name: s for s in (
     Solver("lp", EXTENSIVE, "the sequence-form linear program (exact; two-player "
            "constant-sum)"),
     Solver("hsvi", POSG, "heuristic search value iteration: lower and upper value bounds"),
+    Solver("plan", PUZZLE, "the whole game expanded and solved exactly: the highest goal "
+           "(expected, with chance), then the fewest steps", solve=puzzle.solve),
+    Solver("goal-search", PUZZLE, "depth-first search over the rules that stops at a plan "
+           "reaching the highest goal the rules give (proved); for puzzles too big to "
+           "expand, without chance"),
 )}
 
 

@@ -8,9 +8,13 @@ import json
 import subprocess
 import sys
 
+import pytest
 from conftest import REPO, shared_path
 
+from gdl.expansion.batch_expand import expand_dag
+from gdl.reasoning.machine import load_machine
 from ggp_cli import main as ggp
+from solvers.errors import UnsupportedGame
 
 TICTACTOE = REPO / "games" / "gdl" / "simultaneous_tictactoe.kif"
 
@@ -59,9 +63,13 @@ def test_memory_budget_says_how_to_raise_it() -> None:
 
 
 def test_one_player_is_singular(tmp_path, capsys) -> None:
+    """A puzzle is solved now (tests/test_puzzle_solve.py); the two-player paths still
+    refuse it, saying "1 player"."""
     one = tmp_path / "one.kif"
     one.write_text("(role a)\n(init (p))\n(<= (legal a x) (true (p)))\n"
                    "(<= (next (q)) (does a x))\n(<= terminal (true (q)))\n"
                    "(<= (goal a 100) (true (q)))\n")
-    assert ggp(["solve", str(one)]) == 1
-    assert "error: 1 player (a): not supported" in capsys.readouterr().err
+    assert ggp(["solve", str(one), "--json", "--quiet"]) == 0
+    assert json.loads(capsys.readouterr().out)["values"] == {"a": 100.0}
+    with pytest.raises(UnsupportedGame, match=r"^1 player \(a\): not supported"):
+        expand_dag(load_machine(one))

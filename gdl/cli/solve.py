@@ -6,9 +6,10 @@
               [--memory-mb M] [--engine auto|compiled|general] [--selection RULE] [--quiet]
               [--trace FILE.csv] [--plot FILE.png]
     ggp solve GAME.kif --ray ADDRESS|auto|local:N [--shards N]   (gdl/solving/ray_solve.py)
+    ggp solve PUZZLE.kif [--solver plan|goal-search] ...         (gdl/cli/solve_puzzle.py)
 
 A GDL-II game (rules with ``sees``) given no ``--solver`` is handed to
-:mod:`gdl.cli.gdl2`. Progress lines (rates, memory held) go to stderr unless
+:mod:`gdl.cli.gdl2`, a puzzle (one role besides ``random``) to :mod:`gdl.cli.solve_puzzle`. Progress lines (rates, memory held) go to stderr unless
 ``--quiet``. The result: a summary, or with ``--json`` the object every
 simultaneous-move solve prints, ``{"solver", "values": {role: value},
 "root_strategy": {role: {move: probability}}, "nodes", "seconds", "certificate":
@@ -33,14 +34,18 @@ from pathlib import Path
 
 from gdl.budget import Budget
 from gdl.cli.gdl2 import solve_main as gdl2_solve_main
+from gdl.cli.solve_puzzle import puzzle_main
+from gdl.expansion.expand import roles_of
 from gdl.reasoning.machine import ENGINES, read_rules
 from gdl.reasoning.state_machine import defines_sees
+from gdl.solving.puzzle_solve import SOLVERS as PUZZLE_SOLVERS
 from gdl.solving.ray_solve import solve_on_ray
 from gdl.solving.solve import (
     NPZ_ABOVE_STATES,
     PATHS,
     SOLVERS,
     GdlSolveResult,
+    declared_roles,
     save_result,
     solve_game,
 )
@@ -57,13 +62,23 @@ from solvers.trace import Trace, add_trace_arguments, trace_options
 def solve_main(argv: Sequence[str]) -> int:
     parser = solve_parser()
     args, unknown = parser.parse_known_args(list(argv))  # GDL-II options are the others'
-    if defines_sees(read_rules(Path(args.game))[0]):  # GDL-II: the extensive-form family
+    rules = read_rules(Path(args.game))[0]
+    if defines_sees(rules):  # GDL-II: the extensive-form family
         if args.solver is not None:
             raise GameError(f"{args.game} is a GDL-II game (it has sees rules): solve it with "
                             "--solver cfr, cfr+, dcfr, mccfr or lp")
         return gdl2_solve_main(argv)
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    players = len(roles_of(declared_roles(rules))[0])
+    if players == 1:
+        if args.solver not in (None, *PUZZLE_SOLVERS):
+            raise GameError(f"{args.game} is a puzzle (one role): solve it with --solver "
+                            f"{' or '.join(PUZZLE_SOLVERS)}")
+        return puzzle_main(args, _stderr)
+    if args.solver in PUZZLE_SOLVERS:
+        raise GameError(f"--solver {args.solver} solves puzzles (one role); {args.game} has "
+                        f"{players} players")
     args.solver = args.solver or "baseline"
     if args.max_states is not None and args.max_states < 1:
         raise GameError("--max-states must be at least 1")
@@ -161,17 +176,25 @@ def _stderr(line: str) -> None:
 def solve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ggp solve", description="Solve a 2-player GDL game: expand its states into a "
-        "simultaneous-move game, then the thesis' baseline or interval heuristic, DOαβ or BIαβ.")
+        "simultaneous-move game, then the thesis' baseline or interval heuristic, DOαβ or BIαβ. "
+        "A puzzle (one role besides random): its value, an optimal plan (the highest goal, "
+        "then the fewest steps) and a certificate (docs/solving-gdl.md).")
     parser.add_argument("game", help="a GDL game file (.kif)")
-    parser.add_argument("--solver", choices=SOLVERS, default=None,
-                        help=registry.solver_help(registry.SIMULTANEOUS, "baseline"))
+    parser.add_argument("--solver", choices=SOLVERS + PUZZLE_SOLVERS, default=None,
+                        help="two-player games: "
+                        + registry.solver_help(registry.SIMULTANEOUS, "baseline")
+                        + ". Puzzles (one role): "
+                        + registry.solver_help(registry.PUZZLE, "plan, falling back to "
+                                               "goal-search when the expansion hits its budget"))
     parser.add_argument("--path", choices=PATHS,
                         help="dag: the scale path (batched expansion into a compact state "
                         "DAG, level-batched solve; default for baseline and ih); model: the "
                         "per-entry model (the reference; always for doab and biab)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--strategy", metavar="OUT.jsonl",
-                        help="write the strategy, one JSON line per state")
+                        help="write the strategy, one JSON line per state (a puzzle: its "
+                        "plan as trace lines in the oracle's format; with chance, one "
+                        "policy line per state)")
     parser.add_argument("--save", metavar="FILE",
                         help="store the solution for the agent (--solutions DIR): JSON lines "
                         "(.jsonl, .jsonl.gz), or the compact binary format (.npz; chosen "

@@ -670,6 +670,11 @@ class CompiledMachine(StateMachine):
                 self._goal_cache[mask] = found
         return found
 
+    def possible_goals(self, role: int) -> tuple[str, ...]:
+        """Every goal value the grounded rules can give ``role`` (KIF), in KIF order."""
+        name = self.roles[role]
+        return tuple(kif(a[2]) for a in self._goal_atoms if a[1] == name)
+
     def _decode_goals(self, mask: int, state: int) -> tuple[int, ...]:
         values: list[list[Value]] = [[] for _ in self.roles]
         for b in bits_of(mask):

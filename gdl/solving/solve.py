@@ -202,12 +202,17 @@ def solve_any(expansion: Expansion | DagExpansion, solver: str, *, selection: st
                            progress=progress)
 
 
+def declared_roles(rules: Sequence[Rule]) -> list[str]:
+    """The roles the rules' role facts name, in order (read before grounding)."""
+    return [term_to_kif(r.head.args[0]) for r in rules
+            if not r.body and isinstance(r.head, Fn) and r.head.name == "role"
+            and len(r.head.args) == 1]
+
+
 def player_count_check(rules: Sequence[Rule]) -> None:
     """UnsupportedGame unless the rules name exactly two roles besides ``random``
     (checked on the role facts, before the game is grounded)."""
-    players_of([term_to_kif(r.head.args[0]) for r in rules
-                if not r.body and isinstance(r.head, Fn) and r.head.name == "role"
-                and len(r.head.args) == 1])
+    players_of(declared_roles(rules))
 
 
 def check_loading_time(time_limit: float, load_seconds: float) -> None:
