@@ -9,7 +9,9 @@ Models (the arrays a solver takes; docs/architecture.md):
 - ``extensive``: extensive-form games with information sets
   (:class:`~solvers.extensive.model.ExtensiveGame`);
 - ``posg``: one-sided partially observable stochastic games
-  (:class:`~solvers.posg.model.PosgModel`).
+  (:class:`~solvers.posg.model.PosgModel`);
+- ``nplayer``: games of any number of players (three or more in ``ggp solve``) on the
+  n-player compact DAG (:class:`~solvers.nplayer.dag.JointDag`).
 
 A :class:`Model` names the independent check of its solutions (the certificate). A
 :class:`Solver` has a name unique over all models, a one-line summary for ``--help``,
@@ -21,7 +23,9 @@ and its entry points, with the model's common signature:
 - extensive: ``make(game, seed, sampling)``, an iterative solver (``iterate(n)``,
   ``average_strategy()``) that :func:`solvers.extensive.solve.solve` runs within its
   budgets; None for an exact solver (the sequence-form LP);
-- posg: HSVI, run by its own front end.
+- posg: HSVI, run by its own front end;
+- nplayer: ``solve_dag(dag, selection, progress, time_limit, memory_mb, where)`` ->
+  :class:`~solvers.nplayer.dag.JointSolution` (``where(state)`` names a state in messages).
 
 Adding a solver: its module, one entry in :data:`SOLVERS`, and tests.
 """
@@ -38,6 +42,8 @@ from solvers.extensive.cfr_plus import CFRPlus
 from solvers.extensive.discounted_cfr import DiscountedCFR
 from solvers.extensive.exploitability import nash_conv
 from solvers.extensive.mccfr import ChanceSamplingCFR, OutcomeSamplingMCCFR
+from solvers.nplayer import certificate as nplayer_certificate
+from solvers.nplayer import induction
 from solvers.simultaneous import (
     baseline,
     certificate,
@@ -51,6 +57,7 @@ from solvers.simultaneous import (
 SIMULTANEOUS = "simultaneous"
 EXTENSIVE = "extensive"
 POSG = "posg"
+NPLAYER = "nplayer"
 
 
 @dataclass(frozen=True)
@@ -81,6 +88,8 @@ MODELS: dict[str, Model] = {m.name: m for m in (
     Model(EXTENSIVE, "extensive-form games with information sets (imperfect information)",
           certify=nash_conv),
     Model(POSG, "one-sided partially observable stochastic games (HSVI bounds)"),
+    Model(NPLAYER, "games of three or more players (a joint move a step, turn-based or "
+          "simultaneous)", certify_dag=nplayer_certificate.check),
 )}
 
 SOLVERS: dict[str, Solver] = {s.name: s for s in (
@@ -110,6 +119,10 @@ SOLVERS: dict[str, Solver] = {s.name: s for s in (
     Solver("lp", EXTENSIVE, "the sequence-form linear program (exact; two-player "
            "constant-sum)"),
     Solver("hsvi", POSG, "heuristic search value iteration: lower and upper value bounds"),
+    Solver("spe", NPLAYER,
+           "backward induction: a subgame-perfect equilibrium, pure where a stage game has "
+           "one (tie rule --selection first|welfare), else mixed from pygambit",
+           solve_dag=induction.solve),
 )}
 
 
