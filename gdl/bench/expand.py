@@ -32,7 +32,7 @@ from pathlib import Path
 
 from gdl.budget import Budget
 from gdl.expansion.batch_expand import BatchedExpansion
-from gdl.expansion.expand import Explorer, StateGraph, players_of, resident_mb
+from gdl.expansion.expand import Explorer, StateGraph, resident_mb, roles_of
 from gdl.reasoning import kernels
 from gdl.reasoning.batch_machine import BatchMachine
 from gdl.reasoning.compile import CompiledMachine
@@ -113,13 +113,13 @@ def _batched_run(machine: CompiledMachine, name: str, budget: Budget, label: str
 
     def work() -> tuple[int, int, int | None]:
         result = expansion.run(None)
-        return result.dag.num_states, result.transitions, result.nbytes()
+        return result.joint.num_states, result.transitions, result.nbytes()
 
     return measure(name, label, work, counts)
 
 
 def _per_state_run(machine: StateMachine, name: str, budget: Budget) -> Run:
-    graph = StateGraph(machine, *players_of(machine.roles))
+    graph = StateGraph(machine, *roles_of(machine.roles))
 
     def counts() -> tuple[int, int, int | None]:
         return graph.n_states, sum(s.size for s in graph.successors if s is not None), None

@@ -1,10 +1,13 @@
-"""Expand a GDL game into the compact :class:`~solvers.simultaneous.dag.StateDag`.
+"""Expand a GDL game into the compact :class:`~solvers.nplayer.dag.JointDag`.
 
-:func:`expand_dag` is the entry point: the batched path below for a compiled
-machine (the grounded engine), else the per-state path of :mod:`gdl.expansion.expand`
+:func:`expand_joint` is the entry point for any number of players (one: a puzzle;
+plus an optional ``random`` role): the batched path below for a compiled machine
+(the grounded engine), else the per-state path of :mod:`gdl.expansion.expand`
 (``expand_states``) converted to the same model. Both number states in the same
 order (breadth first, children in joint-move order), so the batched path is tested
-against the per-state one state for state.
+against the per-state one state for state. :func:`expand_dag` is the two-player
+entry point (the two-player :class:`~solvers.simultaneous.dag.StateDag` is
+:attr:`DagExpansion.dag`).
 
 Batched path (level by level, breadth first):
 
@@ -13,20 +16,20 @@ Batched path (level by level, breadth first):
    numbers them in order of discovery.
 2. The frontier is cut into chunks of states. For a chunk, one
    :meth:`~gdl.reasoning.batch_machine.BatchMachine.evaluate_states` gives terminal flags,
-   legal moves of every role, and goals; a terminal state keeps its two players'
-   goals, a non-terminal one its action counts ``n0``, ``n1``, ``nk`` (nature's
-   moves, 1 without nature) and the number of its legal move set (move sets are
-   deduplicated in a second RowTable).
+   legal moves of every role, and goals; a terminal state keeps its players'
+   goals, a non-terminal one its action counts (each player's, then ``nk``,
+   nature's, 1 without nature) and the number of its legal move set (move sets
+   are deduplicated in a second RowTable).
 3. The joint moves of the chunk's non-terminal states are enumerated with array
    arithmetic in the per-state order: state by state, then player 0's move, player
-   1's move, nature's move (row-major ``(i, j, c)``), each role's moves in the
-   engine's order; they are cut into batches of transitions.
+   1's move, ..., nature's move (row-major ``(a_0, ..., a_{R-1}, c)``), each role's
+   moves in the engine's order; they are cut into batches of transitions.
 4. A batch's next states are computed at once
    (:meth:`~gdl.reasoning.batch_machine.BatchMachine.next_states`) and looked up / added in
    the state table: the child numbers are the entries of the DAG, and new states,
    numbered in order of first occurrence, form the next frontier. So the numbering
    equals the per-state search's, which numbers a child when it first meets it.
-5. When the frontier is empty the arrays are trimmed into a StateDag; a cycle
+5. When the frontier is empty the arrays are trimmed into a JointDag; a cycle
    (which a finite game cannot have) is reported naming one of its states.
 6. Budgets (states, seconds, resident memory growth, :class:`gdl.budget.Budget`)
    are checked after each batch and stop the work with
@@ -40,6 +43,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -50,6 +54,8 @@ from gdl.expansion.expand import (
     StateGraph,
     expand_states,
     players_of,
+    roles_of,
+    two_players_only,
 )
 from gdl.expansion.row_table import RowTable, resized
 from gdl.reasoning import kernels
@@ -63,12 +69,17 @@ from gdl.reasoning.batch_machine import (
 from gdl.reasoning.compile import CompiledMachine
 from gdl.reasoning.state_machine import Move, State, StateMachine
 from solvers.errors import GameError, GameRuntimeError, LimitReached, UnsupportedGame
+from solvers.nplayer.dag import JointDag
 from solvers.simultaneous.dag import StateDag
 
 
 @dataclass(eq=False)
 class DagExpansion:
-    """A game expanded into a StateDag, with what maps its states back to GDL.
+    """A game expanded into a JointDag, with what maps its states back to GDL.
+
+    ``players`` are the role indices of the JointDag's players (in its order),
+    ``nature`` the role index of ``random`` or None; :attr:`dag` is the two-player
+    StateDag over the same arrays.
 
     Batched path: ``packed[s]`` is state ``s`` as a packed vector and
     ``legal_set[s]`` the row of ``legal_rows`` (packed move bits of every role) of
@@ -77,9 +88,9 @@ class DagExpansion:
     level ``l`` (batched path; a last entry closes the last level).
     """
 
-    dag: StateDag
+    joint: JointDag
     machine: StateMachine
-    players: tuple[int, int]
+    players: tuple[int, ...]
     nature: int | None
     seconds: float
     transitions: int
@@ -93,6 +104,13 @@ class DagExpansion:
     def batched(self) -> bool:
         return self.graph is None
 
+    @cached_property
+    def dag(self) -> StateDag:
+        """The two-player StateDag (UnsupportedGame for other player counts)."""
+        if len(self.players) != 2:
+            raise UnsupportedGame(two_players_only(self.machine.roles, self.players))
+        return self.joint.as_state_dag()
+
     def state(self, s: int) -> State:
         """State ``s`` as the machine's state."""
         if self.graph is not None:
@@ -103,8 +121,8 @@ class DagExpansion:
         return self.machine.state_to_kif(self.state(s))
 
     def moves(self, s: int) -> tuple[tuple[Move, ...], ...] | None:
-        """(player 0's moves, player 1's moves[, nature's]) in entry order; None at a
-        terminal state."""
+        """(player 0's moves, player 1's moves, ...[, nature's]) in entry order; None
+        at a terminal state."""
         slots = [*self.players] + ([self.nature] if self.nature is not None else [])
         if self.graph is not None:
             found = self.graph.moves[s]
@@ -121,13 +139,23 @@ class DagExpansion:
         """Bytes kept: the DAG and the state and move tables."""
         extra = sum(a.nbytes for a in (self.packed, self.legal_set, self.legal_rows,
                                        self.level_start) if a is not None)
-        return self.dag.nbytes() + extra
+        return self.joint.nbytes() + extra
 
 
 def expand_dag(machine: StateMachine, root: State | None = None, *, budget: Budget | None = None,
                progress: Callable[[str], None] | None = None,
                batched: bool | None = None) -> DagExpansion:
-    """The game below ``root`` (default: the initial state) as a StateDag.
+    """:func:`expand_joint` of a two-player game (its :attr:`DagExpansion.dag`, a
+    StateDag); UnsupportedGame for other player counts, before any expansion."""
+    players_of(machine.roles)
+    return expand_joint(machine, root, budget=budget, progress=progress, batched=batched)
+
+
+def expand_joint(machine: StateMachine, root: State | None = None, *,
+                 budget: Budget | None = None, progress: Callable[[str], None] | None = None,
+                 batched: bool | None = None) -> DagExpansion:
+    """The game below ``root`` (default: the initial state) as a JointDag, for any
+    number of players.
 
     ``batched=None`` takes the batched path when the machine is compiled and its
     move rules ground (else the per-state path, saying why on ``progress``); True
@@ -167,29 +195,35 @@ def batch_machine_within(machine: CompiledMachine, budget: Budget) -> BatchMachi
 
 def from_graph(graph: StateGraph) -> DagExpansion:
     """The per-state path's StateGraph as a DagExpansion."""
-    n = graph.n_states
-    shapes = np.zeros((n, 3), dtype=np.int64)
+    n, r = graph.n_states, len(graph.players)
+    shapes = np.zeros((n, r + 1), dtype=np.int64)
     children = []
     for s, succ in enumerate(graph.successors):
         if succ is not None:
             shapes[s] = succ.shape
             children.append(succ.ravel())
-    payoff = np.zeros((n, 2))
+    payoff = np.zeros((n, r))
     for s, goals in graph.payoffs.items():
         payoff[s] = goals
-    sizes = shapes.prod(axis=1)
-    dag = StateDag(shapes[:, 0].astype(np.uint16), shapes[:, 1].astype(np.uint16),
-                   shapes[:, 2].astype(np.uint16),
-                   np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-                   (np.concatenate(children) if children else np.empty(0)).astype(np.int32),
-                   payoff, 0, _player_names(graph.machine, graph.players))
-    _check_acyclic(dag, lambda s: graph.machine.state_to_kif(graph.states[s]))
-    return DagExpansion(dag, graph.machine, graph.players, graph.nature, graph.seconds,
-                        int(sizes.sum()), graph=graph)
+    joint = _joint_dag(shapes,
+                       (np.concatenate(children) if children else np.empty(0)).astype(np.int32),
+                       payoff, _player_names(graph.machine, graph.players))
+    _check_acyclic(joint, lambda s: graph.machine.state_to_kif(graph.states[s]))
+    return DagExpansion(joint, graph.machine, graph.players, graph.nature, graph.seconds,
+                        int(joint.entry_start[-1]), graph=graph)
 
 
-def _player_names(machine: StateMachine, players: tuple[int, int]) -> tuple[str, str]:
-    return machine.roles[players[0]], machine.roles[players[1]]
+def _joint_dag(counts: np.ndarray, entry_child: np.ndarray, payoff: np.ndarray,
+               player_names: tuple[str, ...]) -> JointDag:
+    """The JointDag of [S, R + 1] action counts (the players', then nature's)."""
+    sizes = counts.astype(np.int64).prod(axis=1)
+    return JointDag(counts[:, :-1].astype(np.uint16), counts[:, -1].astype(np.uint16),
+                    np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64), entry_child,
+                    payoff, 0, player_names)
+
+
+def _player_names(machine: StateMachine, players: tuple[int, ...]) -> tuple[str, ...]:
+    return tuple(machine.roles[p] for p in players)
 
 
 class GrowingArray:
@@ -225,13 +259,14 @@ class BatchedExpansion:
         self.bm = machine
         self.budget = budget
         self.progress = progress
-        self.players, self.nature = players_of(machine.roles)
+        self.players, self.nature = roles_of(machine.roles)
         self.slots = [*self.players] + ([self.nature] if self.nature is not None else [])
         self.slot_moves = [machine.role_moves(r) for r in self.slots]
         self.states = RowTable(machine.n_words)
         self.legal = RowTable(max(1, (machine.n_moves + 63) // 64))
-        self.counts = GrowingArray(np.uint16, 3)
-        self.payoff = GrowingArray(np.float64, 2)
+        # per state: each player's move count, then nature's (1 without nature)
+        self.counts = GrowingArray(np.uint16, len(self.players) + 1)
+        self.payoff = GrowingArray(np.float64, len(self.players))
         self.legal_set = GrowingArray(np.int32)
         self.entry_child = GrowingArray(np.int32)
         self.transitions = 0
@@ -252,18 +287,13 @@ class BatchedExpansion:
                 self.levels.append(high)
         if self.counts.data[0, 0] == 0:
             raise UnsupportedGame("the root state is terminal: there is nothing to solve")
-        counts = self.counts.trimmed()
-        sizes = counts.astype(np.int64).prod(axis=1)
-        dag = StateDag(counts[:, 0].copy(), counts[:, 1].copy(), counts[:, 2].copy(),
-                       np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64),
-                       self.entry_child.trimmed(), self.payoff.trimmed(), 0,
-                       _player_names(machine, self.players))
-        del counts
+        joint = _joint_dag(self.counts.trimmed(), self.entry_child.trimmed(),
+                           self.payoff.trimmed(), _player_names(machine, self.players))
         packed = self.states.trimmed()
-        _check_acyclic(dag, lambda s: machine.state_to_kif(unpack_int(packed[s])),
+        _check_acyclic(joint, lambda s: machine.state_to_kif(unpack_int(packed[s])),
                        np.array(self.levels, dtype=np.int64))
         seconds = time.perf_counter() - self.limits.start
-        result = DagExpansion(dag, machine, self.players, self.nature, seconds, self.transitions,
+        result = DagExpansion(joint, machine, self.players, self.nature, seconds, self.transitions,
                               packed=packed, legal_set=self.legal_set.trimmed(),
                               legal_rows=self.legal.trimmed(),
                               level_start=np.array(self.levels, dtype=np.int64))
@@ -279,7 +309,7 @@ class BatchedExpansion:
         n = stop - start
         terminal = batch.terminal
         live = ~terminal
-        counts = np.zeros((n, 3), dtype=np.int64)
+        counts = np.zeros((n, len(self.players) + 1), dtype=np.int64)
         flat: list[np.ndarray] = []
         offsets: list[np.ndarray] = []
         for k, moves in enumerate(self.slot_moves):
@@ -295,12 +325,12 @@ class BatchedExpansion:
             flat.append(moves[np.nonzero(held)[1]])
             offsets.append(np.concatenate([[0], np.cumsum(per_state)[:-1]]))
         if self.nature is None:
-            counts[live, 2] = 1
+            counts[live, -1] = 1
         if counts.max(initial=0) > np.iinfo(np.uint16).max:
             raise UnsupportedGame(f"a state has {counts.max():,} legal moves for one role, more "
                                   "than the compact DAG's uint16 action counts hold")
         self.counts.extend(counts)
-        payoff = np.zeros((n, 2))
+        payoff = np.zeros((n, len(self.players)))
         ended = np.flatnonzero(terminal)
         if len(ended):
             ints = _LazyStates(packed, ended)
@@ -354,9 +384,14 @@ class BatchedExpansion:
             parent = np.repeat(np.arange(low, high), part)
             starts = np.cumsum(part) - part
             local = np.arange(total) - np.repeat(starts, part)
-            n1, nk = counts[parent, 1], counts[parent, 2]
-            index = [local // (n1 * nk), local // nk % n1, local % nk]
-            moves = [legal[start[k][parent] + index[k]] for k in range(len(self.slots))]
+            # row-major (a_0, ..., a_{R-1}, c): the last slot's move varies fastest
+            moves: list[np.ndarray] = []
+            stride = None
+            for k in reversed(range(len(self.slots))):
+                count = counts[parent, k]
+                index = local % count if stride is None else local // stride % count
+                moves.insert(0, legal[start[k][parent] + index])
+                stride = count if stride is None else stride * count
             children = self.bm.next_states(batch, parent, moves)
         new = self._admit(children)
         self.transitions += total
@@ -409,7 +444,7 @@ class _LazyStates:
         return unpack_int(self.packed[self.rows[i]])
 
 
-def _check_acyclic(dag: StateDag, facts_of: Callable[[int], list[str]],
+def _check_acyclic(dag: JointDag, facts_of: Callable[[int], list[str]],
                    level_start: np.ndarray | None = None) -> None:
     """Raise UnsupportedGame naming a state on a cycle, if the DAG has one.
 

@@ -4,13 +4,14 @@ Algorithm (the game of the thesis' Definition 4.1.1, built from a GGP state
 machine; repeated states merged through a transposition table, ARCHITECTURE.md
 invariant 2, so the size is the number of reachable states, not of histories):
 
-1. The players are the roles other than ``random``; exactly two are supported
-   (else :class:`~solvers.errors.UnsupportedGame`). A ``random`` role is nature
-   and plays each of its legal moves with equal probability (GDL-II).
+1. The players are the roles other than ``random`` (:func:`roles_of`: any number
+   from one, a puzzle; the per-entry model of :func:`expand` takes exactly two,
+   :func:`players_of`). A ``random`` role is nature and plays each of its legal
+   moves with equal probability (GDL-II).
 2. Breadth-first from the root state with a table state -> index. For each
    non-terminal state the legal moves of every role are computed once, then the
-   next state of every joint move (player 0's move x player 1's move x nature's
-   move). A role with one legal move is a 1-action side of the matrix, so
+   next state of every joint move (player 0's move x player 1's move x ... x
+   nature's move). A role with one legal move is a 1-action side of the matrix, so
    turn-based games expand too.
 3. Terminal states are not nodes: an entry reaching one is a terminal entry whose
    payoffs are the goal values; the game is constant-sum when every terminal
@@ -52,19 +53,19 @@ class StateGraph:
 
     State 0 is the root. For a non-terminal state ``s``: ``moves[s]`` is a tuple of
     the legal moves per role (role order) and ``successors[s]`` the next-state
-    numbers of every joint move, shape ``(n0, n1, k)`` (player 0's move, player 1's
-    move, nature's move; ``k`` = 1 without nature). For a terminal state
+    numbers of every joint move, shape ``(n0, ..., n{R-1}, k)`` (each player's move in
+    player order, then nature's; ``k`` = 1 without nature). For a terminal state
     ``moves[s]`` and ``successors[s]`` are ``None`` and ``payoffs[s]`` holds the
-    goals of the two players.
+    players' goals.
     """
 
     machine: StateMachine
-    players: tuple[int, int]           # role indices of player 0 and player 1
+    players: tuple[int, ...]           # role indices of player 0, player 1, ...
     nature: int | None                 # role index of ``random``, if any
     states: list[State] = field(default_factory=list)
     moves: list[tuple[tuple[Move, ...], ...] | None] = field(default_factory=list)
     successors: list[np.ndarray | None] = field(default_factory=list)
-    payoffs: dict[int, tuple[float, float]] = field(default_factory=dict)
+    payoffs: dict[int, tuple[float, ...]] = field(default_factory=dict)
     seconds: float = 0.0
 
     @property
@@ -78,26 +79,41 @@ class StateGraph:
     @property
     def constant_sum(self) -> float | None:
         """The common goal sum of every terminal state, or None (general-sum)."""
-        sums = {u0 + u1 for u0, u1 in self.payoffs.values()}
+        sums = {sum(goals) for goals in self.payoffs.values()}
         return sums.pop() if len(sums) == 1 else None
 
 
-def players_of(roles: Sequence[str]) -> tuple[tuple[int, int], int | None]:
-    """(role indices of the two players, role index of nature or None).
-
-    Raises UnsupportedGame unless the game has exactly two roles besides ``random``.
+def roles_of(roles: Sequence[str]) -> tuple[tuple[int, ...], int | None]:
+    """(role indices of the players, any number from one; role index of nature or
+    None). Raises UnsupportedGame when no role is declared or ``random`` is the only one.
     """
     if not roles:  # (an empty file: say it as `ggp check` does)
         raise UnsupportedGame("the game declares no role")
     nature = roles.index(NATURE) if NATURE in roles else None
-    players = [i for i in range(len(roles)) if i != nature]
+    players = tuple(i for i in range(len(roles)) if i != nature)
+    if not players:
+        raise UnsupportedGame("the game's only role is random: there is no player to solve for")
+    return players, nature
+
+
+def players_of(roles: Sequence[str]) -> tuple[tuple[int, int], int | None]:
+    """(role indices of the two players, role index of nature or None), for the
+    paths that take two-player games only.
+
+    Raises UnsupportedGame unless the game has exactly two roles besides ``random``.
+    """
+    players, nature = roles_of(roles)
     if len(players) != 2:
-        names = ", ".join(roles[i] for i in players)
-        count = f"{len(players)} player{'' if len(players) == 1 else 's'}"
-        raise UnsupportedGame(f"{count} ({names}): not supported by exact "
-                              "solvers, which handle games of exactly two players "
-                              "(plus an optional random role)")
+        raise UnsupportedGame(two_players_only(roles, players))
     return (players[0], players[1]), nature
+
+
+def two_players_only(roles: Sequence[str], players: Sequence[int]) -> str:
+    """The refusal of a game of ``players`` (role indices) by a two-player path."""
+    names = ", ".join(roles[i] for i in players)
+    count = f"{len(players)} player{'' if len(players) == 1 else 's'}"
+    return (f"{count} ({names}): not supported by exact solvers, which handle games of "
+            "exactly two players (plus an optional random role)")
 
 
 def expand_states(machine: StateMachine, root: State | None = None, *,
@@ -106,7 +122,7 @@ def expand_states(machine: StateMachine, root: State | None = None, *,
     """Every state reachable from ``root`` (default: the initial state), steps 1-6;
     ``budget``'s expansion limits (default: :class:`gdl.budget.Budget`'s)."""
     budget = Budget() if budget is None else budget
-    players, nature = players_of(machine.roles)
+    players, nature = roles_of(machine.roles)
     graph = StateGraph(machine, players, nature)
     explorer = Explorer(graph, budget, progress)
     explorer.run(machine.initial_state() if root is None else root)
@@ -123,9 +139,10 @@ class Explorer:
         self.progress = progress
         self.index: dict[State, int] = {}
         machine = graph.machine
-        # Joint moves are enumerated as (player 0, player 1, nature) and handed to
-        # the machine in role order.
+        # Joint moves are enumerated as (player 0, player 1, ..., nature) and handed
+        # to the machine in role order.
         self.slots = [*graph.players] + ([graph.nature] if graph.nature is not None else [])
+        self.n_players = len(graph.players)
         self.in_role_order = self.slots == list(range(len(machine.roles)))
         self.limits = Limits(budget)
         self.max_states = -1 if budget.max_states is None else budget.max_states
@@ -164,8 +181,7 @@ class Explorer:
         if machine.is_terminal(state):
             graph.moves.append(None)
             goals = machine.goals(state)
-            p0, p1 = graph.players
-            graph.payoffs[number] = (float(goals[p0]), float(goals[p1]))
+            graph.payoffs[number] = tuple(float(goals[p]) for p in graph.players)
         else:
             graph.moves.append(machine.legal_joint_moves(state))
         return number
@@ -191,7 +207,9 @@ class Explorer:
             child = next_state(state, joint)
             found = get(child)
             append(new(child) if found is None else found)
-        shape = (len(per_slot[0]), len(per_slot[1]), len(per_slot[2]) if len(per_slot) > 2 else 1)
+        shape = [len(m) for m in per_slot]
+        if len(shape) == self.n_players:   # no nature: one outcome
+            shape.append(1)
         graph.successors[number] = np.array(numbers, dtype=np.int64).reshape(shape)
 
     def _check_budget(self) -> None:
@@ -242,7 +260,7 @@ class Limits:
 
 
 def _reorder(combo: tuple[Move, ...], slots: Sequence[int]) -> tuple[Move, ...]:
-    """A joint move from (player 0, player 1, nature) order into role order."""
+    """A joint move from (player 0, player 1, ..., nature) order into role order."""
     joint: list[Move] = [None] * len(slots)
     for move, role in zip(combo, slots, strict=True):
         joint[role] = move
@@ -268,7 +286,7 @@ class Expansion:
     """
 
     game: SimultaneousGame
-    graph: StateGraph
+    graph: StateGraph                # of a two-player game
     node_state: np.ndarray        # [N] state number of each node, -1 for chance nodes
     state_node: np.ndarray        # [S] node of each state, -1 for terminal states
 
@@ -300,7 +318,9 @@ class Expansion:
 
 def expand(machine: StateMachine, root: State | None = None, *, budget: Budget | None = None,
            progress: Callable[[str], None] | None = None) -> Expansion:
-    """The game below ``root`` (default: the initial state) as a simultaneous-move game."""
+    """The game below ``root`` (default: the initial state) as a simultaneous-move game
+    (two-player games only: UnsupportedGame for others, before any expansion)."""
+    players_of(machine.roles)
     return build_game(expand_states(machine, root, budget=budget, progress=progress))
 
 

@@ -97,10 +97,13 @@ class JointDag:
             raise ValidationError(f"root {self.root} is not a state")
 
     def as_state_dag(self) -> StateDag:
-        """The two-player StateDag over the same arrays (two players only)."""
+        """The two-player StateDag of this DAG (two players only): the arrays shared,
+        but the move counts, copied into a contiguous array per player."""
         if self.num_players != 2:
             raise ValidationError(f"a StateDag has two players, not {self.num_players}")
-        return StateDag(self.counts[:, 0], self.counts[:, 1], self.nk, self.entry_start,
+        # contiguous columns: the two-player kernels take contiguous arrays
+        return StateDag(np.ascontiguousarray(self.counts[:, 0]),
+                        np.ascontiguousarray(self.counts[:, 1]), self.nk, self.entry_start,
                         self.entry_child, self.payoff, self.root,
                         tuple(self.player_names) or ("player 0", "player 1"))  # type: ignore[arg-type]
 
