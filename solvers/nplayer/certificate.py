@@ -48,40 +48,35 @@ class Check:
         sizes = dag.entry_start[states + 1] - dag.entry_start[states]
         idx = concat_ranges(dag.entry_start[states], sizes)
         owner = np.repeat(np.arange(states.size), sizes)
-        state = states[owner]
         child = dag.entry_child[idx]
-        nk = dag.nk[state].astype(np.int64)
-        counts = dag.counts[states].astype(np.int64)
-        first = np.cumsum(counts, axis=1) - counts           # a player's first slot
-        cell = (idx - dag.entry_start[state]) // nk
-        move = np.empty((idx.size, r), dtype=np.int64)
-        for p in reversed(range(r)):
-            move[:, p] = cell % counts[owner, p]
-            cell //= counts[owner, p]
-        base = sol.strategy_start[states]
-        prob = sol.strategy[base[owner, None] + first[owner] + move]     # [E, R]
+        nk = np.repeat(dag.nk[states].astype(np.int64), sizes)
+        counts = [dag.counts[states, p].astype(np.int64) for p in range(r)]
+        block = sol.strategy_start[states]                   # each state's strategy block
+        first = [block + sum(counts[:p]) for p in range(r)]  # each player's first move
+        cell = (idx - np.repeat(dag.entry_start[states], sizes)) // nk
+        move: list[np.ndarray] = [np.empty(0)] * r
+        for p in reversed(range(r)):                         # row-major: last player fastest
+            count = counts[p][owner]
+            move[p] = cell % count
+            cell //= count
+        slot = [first[p][owner] + move[p] for p in range(r)]  # into sol.strategy
+        prob = [sol.strategy[slot[p]] for p in range(r)]
         known = sol.solved[child]
-        weight = prob.prod(axis=1) / nk
-        self.unsolved_reached += int(np.count_nonzero((weight > 0) & ~known))
         played = np.where(known[:, None], self.values[child], 0.0)
+        weight = np.prod(prob, axis=0) / nk
+        self.unsolved_reached += int(np.count_nonzero((weight > 0) & ~known))
         for p in range(r):
             self.values[states, p] = np.bincount(owner, weights=weight * played[:, p],
                                                  minlength=states.size)
-        slots = counts.sum(axis=1)
-        slot_base = np.cumsum(slots) - slots                 # the states' strategy blocks
-        flat = sol.strategy[concat_ranges(base, slots)]
         for p in range(r):
-            others = np.prod(np.delete(prob, p, axis=1), axis=1) / nk
+            others = np.prod([prob[q] for q in range(r) if q != p], axis=0) / nk
             # a deviation into an unsolved state counts as the deviator's top payoff
             payoff = np.where(known, played[:, p], self.top[p])
-            slot = slot_base[owner] + first[owner, p] + move[:, p]
-            value = np.bincount(slot, weights=others * payoff, minlength=int(slots.sum()))
-            starts = slot_base + first[:, p]
-            own = concat_ranges(starts, counts[:, p])
-            group = np.cumsum(counts[:, p]) - counts[:, p]
-            best = np.maximum.reduceat(value[own], group)
-            self.gain[states, p] = best - self.values[states, p]
-            probs = flat[own]
+            own = concat_ranges(first[p], counts[p])         # the player's moves' slots
+            group = np.cumsum(counts[p]) - counts[p]
+            value = np.bincount(group[owner] + move[p], weights=others * payoff, minlength=own.size)
+            self.gain[states, p] = np.maximum.reduceat(value, group) - self.values[states, p]
+            probs = sol.strategy[own]
             totals = np.add.reduceat(probs, group)
             self.strategy_error = max(self.strategy_error, float(np.abs(totals - 1).max()),
                                       float(-probs.min()))
