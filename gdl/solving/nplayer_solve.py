@@ -42,6 +42,7 @@ from gdl.solving.store import node_line
 from solvers import registry
 from solvers.errors import LimitReached
 from solvers.nplayer.dag import JointDag, JointSolution
+from solvers.nplayer.induction import check_selection
 
 SOLVERS = registry.names(registry.NPLAYER)
 DEFAULT_SOLVER = SOLVERS[0]
@@ -190,6 +191,7 @@ def solve_nplayer_game(source: str | Path, solver: str = DEFAULT_SOLVER, *,
                        progress: Callable[[str], None] | None = None) -> NPlayerSolveResult:
     """Steps 1-4 for a game file of any number of players."""
     entry = registry.solver(solver, registry.NPLAYER)
+    check_selection(selection)
     certify = registry.MODELS[registry.NPLAYER].certify_dag
     assert entry.solve_dag is not None and certify is not None
     start = time.perf_counter()
