@@ -242,31 +242,56 @@ def chunk_transitions(counts: np.ndarray, low: int, high: int, legal: np.ndarray
                       does_word: np.ndarray, does_mask: np.ndarray, leaves: np.ndarray,
                       children: np.ndarray) -> None:
     """The joint moves of chunk rows ``low:high`` in the per-state order (state by
-    state, then player 0's move, player 1's, nature's, row-major; slot k's legal
-    moves at row s are ``legal[start[k, s]:]``), written as transitions: row t of
-    ``leaves`` gets its state's outer words OR its moves' does bits (the move
-    network's packed leaves), row t of ``children`` its state's move-free next
-    facts (both are reused buffers: every word of those rows is written)."""
-    nature = start.shape[0] > 2
+    state, then row-major over the slots: player 0's move, player 1's, ...,
+    nature's; slot k's move count at row s is ``counts[s, k]`` and its legal moves
+    ``legal[start[k, s]:]``), written as transitions: row t of ``leaves`` gets its
+    state's outer words OR its moves' does bits (the move network's packed leaves),
+    row t of ``children`` its state's move-free next facts (both are reused
+    buffers: every word of those rows is written)."""
+    slots = start.shape[0]
+    width, outer_width = leaves.shape[1], outer.shape[1]
+    # The last two slots are two nested loops (the two-player loops, as fast; a
+    # single slot is the inner loop, the outer one making one pass that ORs no move);
+    # the slots before them turn an odometer, whose every joint move makes a template
+    # row: the state's outer words OR those moves' does bits.
+    first_slot = max(slots - 2, 0)
+    digit = np.zeros(slots, dtype=np.int64)
+    template = np.empty(width, dtype=np.uint64)
     t = 0
     for s in range(low, high):
-        for i in range(counts[s, 0]):
-            first = legal[start[0, s] + i]
-            for j in range(counts[s, 1]):
-                second = legal[start[1, s] + j]
-                for c in range(counts[s, 2]):
-                    for k in range(outer.shape[1]):
-                        leaves[t, k] = outer[s, k]
-                    for k in range(outer.shape[1], leaves.shape[1]):
-                        leaves[t, k] = 0
+        prefixes = 1
+        for k in range(first_slot):
+            prefixes *= counts[s, k]
+        outer_count = counts[s, first_slot] if slots > 1 else 1
+        inner_count = counts[s, slots - 1]
+        digit[:] = 0
+        for _ in range(prefixes):
+            for k in range(outer_width):
+                template[k] = outer[s, k]
+            for k in range(outer_width, width):
+                template[k] = 0
+            for k in range(first_slot):
+                move = legal[start[k, s] + digit[k]]
+                template[does_word[move]] |= does_mask[move]
+            for i in range(outer_count):
+                first = legal[start[first_slot, s] + i] if slots > 1 else 0
+                for j in range(inner_count):
+                    second = legal[start[slots - 1, s] + j]
+                    for k in range(width):
+                        leaves[t, k] = template[k]
                     for k in range(next_free.shape[1]):
                         children[t, k] = next_free[s, k]
-                    leaves[t, does_word[first]] |= does_mask[first]
+                    if slots > 1:
+                        leaves[t, does_word[first]] |= does_mask[first]
                     leaves[t, does_word[second]] |= does_mask[second]
-                    if nature:
-                        move = legal[start[2, s] + c]
-                        leaves[t, does_word[move]] |= does_mask[move]
                     t += 1
+            k = first_slot - 1
+            while k >= 0:
+                digit[k] += 1
+                if digit[k] < counts[s, k]:
+                    break
+                digit[k] = 0
+                k -= 1
 
 
 def warm_up() -> float:
