@@ -10,7 +10,9 @@ Models (the arrays a solver takes; docs/architecture.md):
   (:class:`~solvers.extensive.model.ExtensiveGame`);
 - ``posg``: one-sided partially observable stochastic games
   (:class:`~solvers.posg.model.PosgModel`);
-- ``puzzle``: one-player games on :class:`~solvers.nplayer.dag.JointDag`.
+- ``puzzle``: one-player games on :class:`~solvers.nplayer.dag.JointDag`;
+- ``nplayer``: games of any number of players (three or more in ``ggp solve``) on the
+  n-player compact DAG (:class:`~solvers.nplayer.dag.JointDag`).
 
 A :class:`Model` names the independent check of its solutions (the certificate). A
 :class:`Solver` has a name unique over all models, a one-line summary for ``--help``,
@@ -25,7 +27,9 @@ and its entry points, with the model's common signature:
 - posg: HSVI, run by its own front end;
 - puzzle: ``solve(dag, progress)`` on a one-player
   :class:`~solvers.nplayer.dag.JointDag`; the goal search runs over the GDL rules
-  (:mod:`gdl.solving.puzzle_search`), so it has no entry point here.
+  (:mod:`gdl.solving.puzzle_search`), so it has no entry point here;
+- nplayer: ``solve_dag(dag, selection, progress, time_limit, memory_mb, where)`` ->
+  :class:`~solvers.nplayer.dag.JointSolution` (``where(state)`` names a state in messages).
 
 Adding a solver: its module, one entry in :data:`SOLVERS`, and tests.
 """
@@ -42,7 +46,8 @@ from solvers.extensive.cfr_plus import CFRPlus
 from solvers.extensive.discounted_cfr import DiscountedCFR
 from solvers.extensive.exploitability import nash_conv
 from solvers.extensive.mccfr import ChanceSamplingCFR, OutcomeSamplingMCCFR
-from solvers.nplayer import puzzle, puzzle_certificate
+from solvers.nplayer import certificate as nplayer_certificate
+from solvers.nplayer import induction, puzzle, puzzle_certificate
 from solvers.simultaneous import (
     baseline,
     certificate,
@@ -57,6 +62,7 @@ SIMULTANEOUS = "simultaneous"
 EXTENSIVE = "extensive"
 POSG = "posg"
 PUZZLE = "puzzle"
+NPLAYER = "nplayer"
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,8 @@ MODELS: dict[str, Model] = {m.name: m for m in (
     Model(POSG, "one-sided partially observable stochastic games (HSVI bounds)"),
     Model(PUZZLE, "one-player games (puzzles), with or without chance, on the n-player "
           "state DAG", certify=puzzle_certificate.check),
+    Model(NPLAYER, "games of three or more players (a joint move a step, turn-based or "
+          "simultaneous)", certify_dag=nplayer_certificate.check),
 )}
 
 SOLVERS: dict[str, Solver] = {s.name: s for s in (
@@ -123,6 +131,10 @@ SOLVERS: dict[str, Solver] = {s.name: s for s in (
     Solver("goal-search", PUZZLE, "depth-first search over the rules that stops at a plan "
            "reaching the highest goal the rules give (proved); for puzzles too big to "
            "expand, without chance"),
+    Solver("spe", NPLAYER,
+           "backward induction: a subgame-perfect equilibrium, pure where a stage game has "
+           "one (tie rule --selection first|welfare), else mixed from pygambit",
+           solve_dag=induction.solve),
 )}
 
 

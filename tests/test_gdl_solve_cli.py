@@ -80,8 +80,8 @@ def test_strategy_file_and_saved_solution(pennies, tmp_path, capsys) -> None:
 def test_errors_are_one_line(tmp_path, pennies, capsys) -> None:
     three = tmp_path / "three.kif"
     three.write_text(THREE)
-    assert ggp_cli.main(["solve", str(three)]) == 1
-    assert "3 players (a, b, c): not supported by exact solvers" in capsys.readouterr().err
+    assert ggp_cli.main(["solve", str(three)]) == 1     # the n-player path's check
+    assert "role a has 0 goal values in state {s}" in capsys.readouterr().err
     assert ggp_cli.main(["solve", str(pennies), "--max-states", "3"]) == 1
     err = capsys.readouterr().err
     assert "budget of 3 states" in err and "Traceback" not in err

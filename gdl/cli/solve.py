@@ -9,7 +9,9 @@
     ggp solve PUZZLE.kif [--solver plan|goal-search] ...         (gdl/cli/solve_puzzle.py)
 
 A GDL-II game (rules with ``sees``) given no ``--solver`` is handed to
-:mod:`gdl.cli.gdl2`, a puzzle (one role besides ``random``) to :mod:`gdl.cli.solve_puzzle`. Progress lines (rates, memory held) go to stderr unless
+:mod:`gdl.cli.gdl2`, a puzzle (one role besides ``random``) to :mod:`gdl.cli.solve_puzzle`,
+a game of three or more players (or ``--solver spe``) to :mod:`gdl.cli.nplayer_solve`.
+Progress lines (rates, memory held) go to stderr unless
 ``--quiet``. The result: a summary, or with ``--json`` the object every
 simultaneous-move solve prints, ``{"solver", "values": {role: value},
 "root_strategy": {role: {move: probability}}, "nodes", "seconds", "certificate":
@@ -34,10 +36,11 @@ from pathlib import Path
 
 from gdl.budget import Budget
 from gdl.cli.gdl2 import solve_main as gdl2_solve_main
+from gdl.cli.nplayer_solve import nplayer_main
 from gdl.cli.solve_puzzle import puzzle_main
-from gdl.expansion.expand import roles_of
 from gdl.reasoning.machine import ENGINES, read_rules
 from gdl.reasoning.state_machine import defines_sees
+from gdl.solving.nplayer_solve import SOLVERS as NPLAYER_SOLVERS
 from gdl.solving.puzzle_solve import SOLVERS as PUZZLE_SOLVERS
 from gdl.solving.ray_solve import solve_on_ray
 from gdl.solving.solve import (
@@ -45,7 +48,7 @@ from gdl.solving.solve import (
     PATHS,
     SOLVERS,
     GdlSolveResult,
-    declared_roles,
+    player_count,
     save_result,
     solve_game,
 )
@@ -70,7 +73,7 @@ def solve_main(argv: Sequence[str]) -> int:
         return gdl2_solve_main(argv)
     if unknown:
         parser.error(f"unrecognized arguments: {' '.join(unknown)}")
-    players = len(roles_of(declared_roles(rules))[0])
+    players = player_count(rules)
     if players == 1:
         if args.solver not in (None, *PUZZLE_SOLVERS):
             raise GameError(f"{args.game} is a puzzle (one role): solve it with --solver "
@@ -79,11 +82,11 @@ def solve_main(argv: Sequence[str]) -> int:
     if args.solver in PUZZLE_SOLVERS:
         raise GameError(f"--solver {args.solver} solves puzzles (one role); {args.game} has "
                         f"{players} players")
+    if players >= 3 or args.solver in NPLAYER_SOLVERS:    # gdl/cli/nplayer_solve.py
+        _check_numbers(args)
+        return nplayer_main(args, players, _write_lines, _stderr)
     args.solver = args.solver or "baseline"
-    if args.max_states is not None and args.max_states < 1:
-        raise GameError("--max-states must be at least 1")
-    if args.time_limit is not None and args.time_limit <= 0:
-        raise GameError("--time-limit must be positive")
+    _check_numbers(args)
     check_selection(args.selection)
     # a bad output place fails now, not after the whole solve
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
@@ -115,6 +118,13 @@ def solve_main(argv: Sequence[str]) -> int:
     else:
         print(_summary(result))
     return 0 if result.certificate.get("ok", True) else 1
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    if args.max_states is not None and args.max_states < 1:
+        raise GameError("--max-states must be at least 1")
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise GameError("--time-limit must be positive")
 
 
 def _solve_on_ray(args: argparse.Namespace, budget: Budget,
@@ -178,14 +188,20 @@ def solve_parser() -> argparse.ArgumentParser:
         prog="ggp solve", description="Solve a 2-player GDL game: expand its states into a "
         "simultaneous-move game, then the thesis' baseline or interval heuristic, DOαβ or BIαβ. "
         "A puzzle (one role besides random): its value, an optimal plan (the highest goal, "
-        "then the fewest steps) and a certificate (docs/solving-gdl.md).")
+        "then the fewest steps) and a certificate. A game of three or more players: a "
+        "subgame-perfect equilibrium by backward induction (mixed stage games need the "
+        "optional extra nplayer, pygambit). See docs/solving-gdl.md.")
     parser.add_argument("game", help="a GDL game file (.kif)")
-    parser.add_argument("--solver", choices=SOLVERS + PUZZLE_SOLVERS, default=None,
+    parser.add_argument("--solver", choices=SOLVERS + PUZZLE_SOLVERS + NPLAYER_SOLVERS,
+                        default=None,
                         help="two-player games: "
                         + registry.solver_help(registry.SIMULTANEOUS, "baseline")
                         + ". Puzzles (one role): "
                         + registry.solver_help(registry.PUZZLE, "plan, falling back to "
-                                               "goal-search when the expansion hits its budget"))
+                                               "goal-search when the expansion hits its budget")
+                        + ". Three or more players: "
+                        + registry.solver_help(registry.NPLAYER, NPLAYER_SOLVERS[0])
+                        + " (it takes two-player games too)")
     parser.add_argument("--path", choices=PATHS,
                         help="dag: the scale path (batched expansion into a compact state "
                         "DAG, level-batched solve; default for baseline and ih); model: the "
@@ -209,7 +225,11 @@ def solve_parser() -> argparse.ArgumentParser:
                         help="GDL engine: compiled, general, or auto (default)")
     parser.add_argument("--selection", default="first",
                         help="equilibrium selection in general-sum games: first (the first "
-                        "pure one in row-major order; default), welfare, max0, min0, max1, min1")
+                        "pure one in row-major order; default), welfare, max0, min0, max1, "
+                        "min1; with three or more players (--solver spe) the tie rule between "
+                        "moves equal for the mover and between pure equilibria: first (the "
+                        "first in the engine's move order; default) or welfare (the largest "
+                        "sum of all players' values, then the first)")
     add_quiet(parser)
     add_trace_arguments(parser, "the states expanded against time")
     parser.add_argument("--ray", metavar="ADDRESS",

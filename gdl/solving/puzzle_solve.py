@@ -38,7 +38,7 @@ from gdl.reasoning.state_machine import Move, StateMachine
 from gdl.reasoning.terms import Rule
 from gdl.reasoning.trace import step_record
 from gdl.solving.puzzle_search import goal_ceiling, goal_search
-from gdl.solving.solve import _number, check_loading_time, peak_rss_mb
+from gdl.solving.solve import check_loading_time, payoff_number, peak_rss_mb
 from gdl.solving.store import node_line
 from solvers import registry
 from solvers.errors import GameError, LimitReached
@@ -104,12 +104,12 @@ class PuzzleResult:
         total = self.load_seconds + self.expand_seconds + self.solve_seconds
         return {
             "solver": self.solver,
-            "values": {self.role_name: _number(self.value)},
+            "values": {self.role_name: payoff_number(self.value)},
             "root_strategy": self.root_strategy(),
-            "plan_length": _number(self.steps),
+            "plan_length": payoff_number(self.steps),
             "plan": self.plan_kif(),
             "proved": self.proved,
-            "highest_goal": _number(self.ceiling),
+            "highest_goal": payoff_number(self.ceiling),
             "certificate": self.certificate,
             "states": self.states,
             "seconds": round(self.solve_seconds, 4),
@@ -274,8 +274,8 @@ def policy_lines(expansion: DagExpansion, solution: JointSolution,
         assert moves is not None
         line = node_line(expansion.state_to_kif(s),
                          {role: {machine.move_to_kif(moves[0][chosen]): 1.0}},
-                         {role: _number(solution.values[s, 0])})
-        line["steps"] = _number(solution.steps[s])
+                         {role: payoff_number(solution.values[s, 0])})
+        line["steps"] = payoff_number(solution.steps[s])
         yield line
 
 

@@ -37,7 +37,7 @@ import numpy as np
 
 from gdl.budget import Budget
 from gdl.expansion.batch_expand import DagExpansion, expand_dag
-from gdl.expansion.expand import Expansion, expand, players_of
+from gdl.expansion.expand import Expansion, expand, players_of, roles_of
 from gdl.reasoning.machine import load_machine, read_rules
 from gdl.reasoning.terms import Fn, Rule, term_to_kif
 from gdl.solving.store import NPZ_ABOVE_STATES, node_line, save_solution
@@ -114,7 +114,7 @@ class GdlSolveResult:
     def values(self) -> dict[str, float]:
         roles = self.player_roles
         root = self.solution.root_values  # type: ignore[attr-defined]
-        return {roles[0]: _number(root[0]), roles[1]: _number(root[1])}
+        return {roles[0]: payoff_number(root[0]), roles[1]: payoff_number(root[1])}
 
     def root_strategy(self) -> dict[str, dict[str, float]]:
         if isinstance(self.expansion, DagExpansion):
@@ -207,6 +207,12 @@ def declared_roles(rules: Sequence[Rule]) -> list[str]:
     return [term_to_kif(r.head.args[0]) for r in rules
             if not r.body and isinstance(r.head, Fn) and r.head.name == "role"
             and len(r.head.args) == 1]
+
+
+def player_count(rules: Sequence[Rule]) -> int:
+    """The number of roles besides ``random`` the rules declare (UnsupportedGame for
+    none, as ``ggp check`` says it)."""
+    return len(roles_of(declared_roles(rules))[0])
 
 
 def player_count_check(rules: Sequence[Rule]) -> None:
@@ -314,7 +320,7 @@ def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
         left = max(budget.time_limit - (time.perf_counter() - start), 1e-3)
     solution, check, seconds = solve_any(
         expansion, solver, selection=selection, time_limit=left, memory_mb=budget.memory_mb,
-        progress=_solve_progress(progress, solver) if progress else None)
+        progress=solve_progress(progress, solver) if progress else None)
     return GdlSolveResult(name, rules, machine.engine_name, expansion, solution, check,
                           load_seconds, seconds, path, round(peak_rss_mb(), 1))
 
@@ -350,7 +356,7 @@ def strategy_lines(expansion: Expansion | DagExpansion, solution: object) -> Ite
             strategies[roles[player]] = _strategy(labels, probs)
         value = solution.values[node]  # type: ignore[attr-defined]
         yield node_line(expansion.node_facts(node), strategies,
-                        {roles[0]: _number(value[0]), roles[1]: _number(value[1])})
+                        {roles[0]: payoff_number(value[0]), roles[1]: payoff_number(value[1])})
 
 
 def dag_strategy_lines(expansion: DagExpansion, solution: DagSolution,
@@ -377,7 +383,7 @@ def dag_strategy_lines(expansion: DagExpansion, solution: DagSolution,
         strategies = {roles[p]: _strategy(names[p], solution.strategy(s, p)) for p in (0, 1)}
         value = solution.values[s]
         yield node_line(expansion.state_to_kif(s), strategies,
-                        {roles[0]: _number(value[0]), roles[1]: _number(value[1])})
+                        {roles[0]: payoff_number(value[0]), roles[1]: payoff_number(value[1])})
 
 
 def _strategy(labels: Sequence[str], probs: np.ndarray) -> dict[str, float]:
@@ -403,7 +409,7 @@ def save_result(path: str | Path, result: GdlSolveResult,
     return save_solution(target, lines=result.strategy_lines(), **header)
 
 
-def _solve_progress(progress: Callable[[str], None], solver: str) -> Callable[[int, int], None]:
+def solve_progress(progress: Callable[[str], None], solver: str) -> Callable[[int, int], None]:
     start = time.perf_counter()
     last = [start]
 
@@ -419,6 +425,6 @@ def _solve_progress(progress: Callable[[str], None], solver: str) -> Callable[[i
     return report
 
 
-def _number(value: float) -> float:
+def payoff_number(value: float) -> float:
     """A payoff rounded off float noise (1e-9), so 49.99999999998 prints as 50."""
     return round(float(value), 9)

@@ -1,0 +1,49 @@
+"""``ggp solve GAME.kif`` for a game of three or more players (or any game with
+``--solver spe``): the front end of :mod:`gdl.solving.nplayer_solve`, reached from
+:mod:`gdl.cli.solve` with its parsed arguments.
+
+The options it takes: ``--solver spe``, ``--selection first|welfare`` (the tie rule),
+``--json``, ``--strategy OUT.jsonl``, ``--max-states``, ``--time-limit``,
+``--memory-mb``, ``--engine``, ``--quiet``; the others are refused with one line. The
+exit status is 1 when the certificate fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+
+from gdl.budget import Budget
+from gdl.solving.nplayer_solve import DEFAULT_SOLVER, SOLVERS, solve_nplayer_game
+from solvers import registry
+from solvers.errors import GameError
+from solvers.files import prepare_output
+
+
+def nplayer_main(args: argparse.Namespace, players: int,
+                 write_lines: Callable, note: Callable[[str], None]) -> int:
+    """Solve ``args.game`` (of ``players`` players) with the n-player path."""
+    solver = args.solver or DEFAULT_SOLVER
+    if solver not in SOLVERS:
+        raise GameError(f"{args.game}: a game of {players} players is solved by "
+                        f"--solver {' or '.join(SOLVERS)}, not {solver} "
+                        f"({registry.solver_help(registry.NPLAYER, DEFAULT_SOLVER)})")
+    unsupported = [flag for flag, given in (
+        ("--path model", args.path == "model"), ("--save", args.save),
+        ("--ray", args.ray), ("--shards", args.shards),
+        ("--trace", args.trace), ("--plot", args.plot)) if given]
+    if unsupported:
+        raise GameError(f"{unsupported[0]} is not available for games of three or more "
+                        "players (or --solver spe)")
+    strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
+    budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
+                    memory_mb=args.memory_mb)
+    result = solve_nplayer_game(args.game, solver, budget=budget, engine=args.engine,
+                                selection=args.selection,
+                                progress=None if args.quiet else note)
+    if strategy_path is not None:
+        write_lines(str(strategy_path), result.strategy_lines())
+        note(f"wrote the strategy to {strategy_path}")
+    print(json.dumps(result.to_json()) if args.json else result.summary())
+    return 0 if result.certificate["ok"] else 1
