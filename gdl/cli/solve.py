@@ -15,7 +15,8 @@ simultaneous-move solve prints, ``{"solver", "values": {role: value},
 {"max_gain", ...}}`` (``docs/solve-json.md``), plus ``"states"`` (distinct states
 expanded) and ``"expand_seconds"`` (and ``game``, ``engine``, ``constant_sum``,
 ``load_seconds``, ``total_seconds``, ``path``, ``transitions``, ``bytes_per_state``
-(the expanded model's bytes per state), ``peak_rss_mb``); the exit status is 1 when
+(the expanded model's bytes per state), ``peak_rss_mb``, ``equilibria``: the
+selection rule and the states each matrix method answered); the exit status is 1 when
 the certificate fails. ``--strategy`` writes one JSON line per state of the
 solution's support; ``--save`` stores the solution keyed by the rules hash for the
 agent (:func:`gdl.solving.solve.save_result`). ``--trace``/``--plot`` record the
@@ -140,9 +141,15 @@ def _summary(result: GdlSolveResult) -> str:
         f"({result.support_size():,} {unit} in the strategy's support)",
         "root strategy: " + root_strategy_text(result.root_strategy()),
         *filter(None, [counts_line(result.solution)]),
+        _equilibria_line(result.equilibria()),
         f"certificate: max gain {check['max_gain']:.3g}"
         + ("" if check.get("ok", True) else " (NOT an equilibrium within tolerance)"),
     ])
+
+
+def _equilibria_line(equilibria: dict) -> str:
+    methods = ", ".join(f"{count:,} {name}" for name, count in equilibria["methods"].items())
+    return f"equilibria (selection {equilibria['selection']}): {methods or 'none'}"
 
 
 def _write_lines(path: str, lines: Iterator[dict]) -> None:
@@ -186,7 +193,10 @@ def solve_parser() -> argparse.ArgumentParser:
                         help="GDL engine: compiled, general, or auto (default)")
     parser.add_argument("--selection", default="first",
                         help="equilibrium selection in general-sum games: first (the first "
-                        "pure one in row-major order; default), welfare, max0, min0, max1, min1")
+                        "pure one in row-major order, else the smallest-support one up to 5x5, "
+                        "else Lemke-Howson from player 0's first action; default), welfare, "
+                        "max0, min0, max1, min1 (the best pure one for the rule, else the best "
+                        "mixed one)")
     add_quiet(parser)
     add_trace_arguments(parser, "the states expanded against time")
     parser.add_argument("--ray", metavar="ADDRESS",

@@ -11,7 +11,8 @@ are found before this by :mod:`.pure`), in order of ``k`` and then lexicographic
    more (the support lemma, thesis Lemma 2.1.12): those are equilibria;
 3. per game, keep the first one (selection ``first``) or the best for the rule.
    For ``first`` :func:`first_by_size` takes one size at a time and stops at the first
-   size with an equilibrium (4x4 games: 3.5x less work than all pairs at once).
+   size with an equilibrium (measured on random general-sum games without a pure
+   equilibrium: 1.7x faster at 5x5, the same at 3x3 and 4x4).
 
 In a non-degenerate game every equilibrium has supports of equal size, so this finds
 all of them; a degenerate game may have none with equal supports, and the caller then
