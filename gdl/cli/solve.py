@@ -140,16 +140,17 @@ def _summary(result: GdlSolveResult) -> str:
         f"{result.solution.solver}: values {values} in {result.solve_seconds:.2f} s "  # type: ignore[attr-defined]
         f"({result.support_size():,} {unit} in the strategy's support)",
         "root strategy: " + root_strategy_text(result.root_strategy()),
-        *filter(None, [counts_line(result.solution)]),
-        _equilibria_line(result.equilibria()),
+        *filter(None, [counts_line(result.solution), _equilibria_line(result.equilibria())]),
         f"certificate: max gain {check['max_gain']:.3g}"
         + ("" if check.get("ok", True) else " (NOT an equilibrium within tolerance)"),
     ])
 
 
-def _equilibria_line(equilibria: dict) -> str:
+def _equilibria_line(equilibria: dict) -> str | None:
+    """Which matrix methods answered; None for a solver that solves no matrix games
+    state by state (DOαβ)."""
     methods = ", ".join(f"{count:,} {name}" for name, count in equilibria["methods"].items())
-    return f"equilibria (selection {equilibria['selection']}): {methods or 'none'}"
+    return f"equilibria (selection {equilibria['selection']}): {methods}" if methods else None
 
 
 def _write_lines(path: str, lines: Iterator[dict]) -> None:

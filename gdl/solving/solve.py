@@ -162,14 +162,18 @@ class GdlSolveResult:
         }
 
     def equilibria(self) -> dict:
-        """``{"selection", "methods": {method: states}}``: the selection rule and how many
-        solved decision states (nodes on the model path) each matrix method answered
-        (:data:`solvers.matrix.equilibrium.METHOD_NAMES`; methods that answered none are
-        left out)."""
-        method = np.asarray(self.solution.method)  # type: ignore[attr-defined]
-        found = np.bincount(method[method >= 0], minlength=len(METHOD_NAMES))
-        return {"selection": self.solution.selection,  # type: ignore[attr-defined]
-                "methods": {name: int(k) for name, k in zip(METHOD_NAMES, found, strict=True) if k}}
+        return equilibria(self.solution)
+
+
+def equilibria(solution: object) -> dict:
+    """``{"selection", "methods": {method: states}}`` of a solution: the selection rule
+    and how many solved decision states (nodes on the model path) each matrix method
+    answered (:data:`solvers.matrix.equilibrium.METHOD_NAMES`; methods that answered
+    none are left out)."""
+    method = np.asarray(solution.method)  # type: ignore[attr-defined]
+    found = np.bincount(method[method >= 0], minlength=len(METHOD_NAMES))
+    return {"selection": solution.selection,  # type: ignore[attr-defined]
+            "methods": {name: int(k) for name, k in zip(METHOD_NAMES, found, strict=True) if k}}
 
 
 def expanded_figures(expansion: Expansion | DagExpansion) -> dict:
