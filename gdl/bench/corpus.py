@@ -50,7 +50,7 @@ from gdl.expansion.batch_expand import expand_dag
 from gdl.expansion.expand import expand, players_of
 from gdl.reasoning.machine import load_machine
 from gdl.solving.solve import SOLVERS as KNOWN
-from gdl.solving.solve import check_loading_time, expanded_figures, solve_any
+from gdl.solving.solve import check_loading_time, equilibria, expanded_figures, solve_any
 from solvers.errors import GameError, LimitReached, UnsupportedGame
 from solvers.locations import SHARED
 from solvers.results_file import drop_torn_line, read_json_lines
@@ -125,11 +125,12 @@ def bench_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence
 
 
 def solver_figures(roles: Sequence[str], solution: object, check: dict, seconds: float) -> dict:
-    """One solver's cell of a row: values, time, certificate, DOαβ's node counts."""
+    """One solver's cell of a row: values, time, certificate, the matrix methods'
+    counts (``equilibria``, as ``ggp solve --json``), DOαβ's node counts."""
     return {"values": {role: round(float(v), 6) for role, v
                        in zip(roles, solution.root_values, strict=True)},  # type: ignore[attr-defined]
             "seconds": seconds, "max_gain": check["max_gain"], "ok": check["ok"],
-            **counts(solution)}
+            "equilibria": equilibria(solution), **counts(solution)}
 
 
 def run_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence[str] = SOLVERS,

@@ -252,7 +252,7 @@ def main(argv: list[str]) -> int:
     ratios = [r["mixed_ratio"] for r in rows if r["mixed_ratio"] is not None]
     if ratios:
         say(f"\nmixed nodes, new vs old: {min(ratios):.1f}x to {max(ratios):.1f}x faster "
-            f"(goal 10x; general-sum games keep today's per-node path)")
+            f"(goal 10x; general-sum games take the same code on both sides)")
     say(f"certificates: {'all ok' if not failed else 'FAILED: ' + ', '.join(failed)}")
     if args.json:
         Path(args.json).write_text(json.dumps({"games": rows, "ih": ih_rows, "scale": big}, default=str))

@@ -18,7 +18,8 @@ simultaneous-move solve prints, ``{"solver", "values": {role: value},
 {"max_gain", ...}}`` (``docs/solve-json.md``), plus ``"states"`` (distinct states
 expanded) and ``"expand_seconds"`` (and ``game``, ``engine``, ``constant_sum``,
 ``load_seconds``, ``total_seconds``, ``path``, ``transitions``, ``bytes_per_state``
-(the expanded model's bytes per state), ``peak_rss_mb``); the exit status is 1 when
+(the expanded model's bytes per state), ``peak_rss_mb``, ``equilibria``: the
+selection rule and the states each matrix method answered); the exit status is 1 when
 the certificate fails. ``--strategy`` writes one JSON line per state of the
 solution's support; ``--save`` stores the solution keyed by the rules hash for the
 agent (:func:`gdl.solving.solve.save_result`). ``--trace``/``--plot`` record the
@@ -164,10 +165,17 @@ def _summary(result: GdlSolveResult) -> str:
         f"{result.solution.solver}: values {values} in {result.solve_seconds:.2f} s "  # type: ignore[attr-defined]
         f"({result.support_size():,} {unit} in the strategy's support)",
         "root strategy: " + root_strategy_text(result.root_strategy()),
-        *filter(None, [counts_line(result.solution)]),
+        *filter(None, [counts_line(result.solution), _equilibria_line(result.equilibria())]),
         f"certificate: max gain {check['max_gain']:.3g}"
         + ("" if check.get("ok", True) else " (NOT an equilibrium within tolerance)"),
     ])
+
+
+def _equilibria_line(equilibria: dict) -> str | None:
+    """Which matrix methods answered; None for a solver that solves no matrix games
+    state by state (DOαβ)."""
+    methods = ", ".join(f"{count:,} {name}" for name, count in equilibria["methods"].items())
+    return f"equilibria (selection {equilibria['selection']}): {methods}" if methods else None
 
 
 def _write_lines(path: str, lines: Iterator[dict]) -> None:
@@ -225,11 +233,13 @@ def solve_parser() -> argparse.ArgumentParser:
                         help="GDL engine: compiled, general, or auto (default)")
     parser.add_argument("--selection", default="first",
                         help="equilibrium selection in general-sum games: first (the first "
-                        "pure one in row-major order; default), welfare, max0, min0, max1, "
-                        "min1; with three or more players (--solver spe) the tie rule between "
-                        "moves equal for the mover and between pure equilibria: first (the "
-                        "first in the engine's move order; default) or welfare (the largest "
-                        "sum of all players' values, then the first)")
+                        "pure one in row-major order, else the smallest-support one up to 5x5, "
+                        "else Lemke-Howson from player 0's first action; default), welfare, "
+                        "max0, min0, max1, min1 (the best pure one for the rule, else the best "
+                        "mixed one); with three or more players (--solver spe) the tie rule "
+                        "between moves equal for the mover and between pure equilibria: first "
+                        "(the first in the engine's move order; default) or welfare (the "
+                        "largest sum of all players' values, then the first)")
     add_quiet(parser)
     add_trace_arguments(parser, "the states expanded against time")
     parser.add_argument("--ray", metavar="ADDRESS",

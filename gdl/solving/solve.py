@@ -44,6 +44,7 @@ from gdl.solving.store import NPZ_ABOVE_STATES, node_line, save_solution
 from gdl.solving.store_npz import save_dag_solution
 from solvers import registry
 from solvers.errors import GameError, LimitReached
+from solvers.matrix.equilibrium import METHOD_NAMES
 from solvers.simultaneous.dag_convert import dag_to_game, from_game_solution
 from solvers.simultaneous.dag_solution import DagSolution
 from solvers.simultaneous.dag_solve import solve_dag
@@ -156,8 +157,23 @@ class GdlSolveResult:
             "transitions": self.transitions,
             "bytes_per_state": round(self.bytes_per_state, 1),
             "peak_rss_mb": self.peak_rss_mb,
+            "equilibria": self.equilibria(),
             **counts(self.solution),
         }
+
+    def equilibria(self) -> dict:
+        return equilibria(self.solution)
+
+
+def equilibria(solution: object) -> dict:
+    """``{"selection", "methods": {method: states}}`` of a solution: the selection rule
+    and how many solved decision states (nodes on the model path) each matrix method
+    answered (:data:`solvers.matrix.equilibrium.METHOD_NAMES`; methods that answered
+    none are left out)."""
+    method = np.asarray(solution.method)  # type: ignore[attr-defined]
+    found = np.bincount(method[method >= 0], minlength=len(METHOD_NAMES))
+    return {"selection": solution.selection,  # type: ignore[attr-defined]
+            "methods": {name: int(k) for name, k in zip(METHOD_NAMES, found, strict=True) if k}}
 
 
 def expanded_figures(expansion: Expansion | DagExpansion) -> dict:

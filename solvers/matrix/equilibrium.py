@@ -4,12 +4,17 @@ For a stack of games ``u0, u1`` [b, m, n] of one shape:
 
 1. pure equilibria for all games at once (Algorithms 1/2, :mod:`.pure`): no LP is paid
    where a pure equilibrium answers;
-2. games left without one: 2x2 games by the closed form (:mod:`.closed_form`), other
-   small games by batched support enumeration (:mod:`.support_enumeration`);
+2. games left without one (:func:`solve_mixed`): 2x2 games by the closed form
+   (:mod:`.closed_form`), other small games (at most ``SUPPORT_PAIR_LIMIT`` support
+   pairs: up to 5x5) by batched support enumeration (:mod:`.support_enumeration`; for
+   the rule ``first`` one support size at a time);
 3. games still left (large, or degenerate ones the enumeration misses): the maximin LP
    when the game is zero- or constant-sum (``u0 + u1`` constant up to the tolerance;
-   Algorithm 3) and the MIP Nash program otherwise (Algorithm 4), one scipy call each;
-   their strategies are then *polished*: the indifference equations on the solver's
+   Algorithm 3), one scipy call each; general-sum games by Lemke-Howson from label 0
+   for the rule ``first`` (:mod:`.lemke_howson`, all games of the stack in one batch),
+   by the MIP Nash program with the rule's objective otherwise (Algorithm 4; and for a
+   game Lemke-Howson leaves unfinished), one scipy call each. The LP's and the MIP's
+   strategies are then *polished*: the indifference equations on the solver's
    supports are solved exactly (least squares) and kept when they are at least as good,
    so the strategies are exact to rounding error, not to HiGHS' 1e-7 tolerances.
 
@@ -23,14 +28,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.matrix.closed_form import solve_2x2
+from solvers.matrix.lemke_howson import lemke_howson
 from solvers.matrix.lp import solve_lp
 from solvers.matrix.mip import solve_mip
+from solvers.matrix.polish_batch import deviation_gains
 from solvers.matrix.pure import pure_equilibrium_mask, select_pure, tolerance
 from solvers.matrix.selection import check_selection, score
-from solvers.matrix.support_enumeration import support_enumeration, support_pairs
+from solvers.matrix.support_enumeration import first_by_size, support_enumeration, support_pairs
 
-PURE, CLOSED_FORM, SUPPORT, LP, MIP = range(5)
-METHOD_NAMES = ("pure", "closed form 2x2", "support enumeration", "LP", "MIP")
+PURE, CLOSED_FORM, SUPPORT, LP, MIP, LEMKE_HOWSON = range(6)
+METHOD_NAMES = ("pure", "closed form 2x2", "support enumeration", "LP", "MIP", "Lemke-Howson")
 #: support enumeration is used while a shape has at most this many support pairs (5x5: 226)
 SUPPORT_PAIR_LIMIT = 256
 #: games per support-enumeration batch are capped so a batch holds about this many floats
@@ -132,16 +139,17 @@ def pure_step(u0: np.ndarray, u1: np.ndarray, tol: np.ndarray, selection: str
 
 def enumerate_supports(u0: np.ndarray, u1: np.ndarray, selection: str, tol: np.ndarray
                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`.support_enumeration.support_enumeration` in chunks of about
-    ``SUPPORT_BATCH_FLOATS`` floats: (x, y, values, found)."""
+    """:func:`.support_enumeration.support_enumeration` (:func:`~.support_enumeration.first_by_size`
+    for ``first``) in chunks of about ``SUPPORT_BATCH_FLOATS`` floats: (x, y, values, found)."""
     b, m, n = u0.shape
     chunk = max(1, SUPPORT_BATCH_FLOATS // (support_pairs(m, n) * (max(m, n) + 1) ** 2))
     x, y, values = np.zeros((b, m)), np.zeros((b, n)), np.zeros((b, 2))
     found = np.zeros(b, dtype=bool)
     for start in range(0, b, chunk):
         part = slice(start, start + chunk)
-        x[part], y[part], values[part], found[part] = support_enumeration(
-            u0[part], u1[part], selection, tol[part])
+        x[part], y[part], values[part], found[part] = (
+            first_by_size(u0[part], u1[part], tol[part]) if selection == "first"
+            else support_enumeration(u0[part], u1[part], selection, tol[part]))
     return x, y, values, found
 
 
@@ -157,26 +165,50 @@ def solve_batch(u0: np.ndarray, u1: np.ndarray, selection: str = "first") -> Mat
             return single
     tol = tolerance(u0, u1)
     sol, rest = pure_step(u0, u1, tol, selection)
-    x, y, values, method = sol.x, sol.y, sol.values, sol.method
-    if rest.size and m == n == 2:
-        x[rest], y[rest], values[rest] = solve_2x2(u0[rest], u1[rest])
-        method[rest] = CLOSED_FORM
-        rest = rest[:0]
-    if rest.size and support_pairs(m, n) <= SUPPORT_PAIR_LIMIT:
-        sx, sy, sv, found = enumerate_supports(u0[rest], u1[rest], selection, tol[rest])
-        done = rest[found]
-        x[done], y[done], values[done] = sx[found], sy[found], sv[found]
-        method[done] = SUPPORT
-        rest = rest[~found]
     if rest.size:
-        zero_sum = is_constant_sum(u0[rest], u1[rest], tol[rest])
-        for g, constant in zip(rest.tolist(), zero_sum.tolist(), strict=True):
-            a0, a1 = u0[g], u1[g]
-            gx, gy = solve_lp(a0, a1) if constant else solve_mip(a0, a1, selection)
-            gx, gy = polish(a0, a1, gx, gy)
-            x[g], y[g] = gx, gy
-            values[g] = gx @ a0 @ gy, gx @ a1 @ gy
-            method[g] = LP if constant else MIP
+        put(sol, rest, solve_mixed(u0[rest], u1[rest], tol[rest], selection))
+    return sol
+
+
+def put(sol: MatrixSolutions, games: np.ndarray, part: MatrixSolutions) -> None:
+    """Write ``part``'s rows into ``sol`` at ``games``."""
+    sol.x[games], sol.y[games] = part.x, part.y
+    sol.values[games], sol.method[games] = part.values, part.method
+
+
+def solve_mixed(u0: np.ndarray, u1: np.ndarray, tol: np.ndarray, selection: str
+                ) -> MatrixSolutions:
+    """Steps 2-3 for a stack [b, m, n] of games without a pure equilibrium."""
+    b, m, n = u0.shape
+    x, y, values = np.zeros((b, m)), np.zeros((b, n)), np.zeros((b, 2))
+    method = np.full(b, MIP, dtype=np.int8)
+    rest = np.arange(b)
+    if m == n == 2:
+        x, y, values = solve_2x2(u0, u1)
+        return MatrixSolutions(x, y, values, np.full(b, CLOSED_FORM, dtype=np.int8))
+    if support_pairs(m, n) <= SUPPORT_PAIR_LIMIT:
+        sx, sy, sv, found = enumerate_supports(u0, u1, selection, tol)
+        x[found], y[found], values[found] = sx[found], sy[found], sv[found]
+        method[found] = SUPPORT
+        rest = rest[~found]
+    constant = is_constant_sum(u0[rest], u1[rest], tol[rest])
+    general = rest[~constant]
+    if general.size and selection == "first":
+        lx, ly, done = lemke_howson(u0[general], u1[general])
+        done &= deviation_gains(u0[general], u1[general], lx, ly) <= 10 * tol[general]
+        ok = general[done]
+        x[ok], y[ok], method[ok] = lx[done], ly[done], LEMKE_HOWSON
+        values[ok, 0] = np.einsum("bi,bij,bj->b", lx[done], u0[ok], ly[done])
+        values[ok, 1] = np.einsum("bi,bij,bj->b", lx[done], u1[ok], ly[done])
+        general = general[~done]
+    per_game = [(g, LP) for g in rest[constant].tolist()] + [(g, MIP) for g in general.tolist()]
+    for g, kind in per_game:
+        a0, a1 = u0[g], u1[g]
+        gx, gy = solve_lp(a0, a1) if kind == LP else solve_mip(a0, a1, selection)
+        gx, gy = polish(a0, a1, gx, gy)
+        x[g], y[g] = gx, gy
+        values[g] = gx @ a0 @ gy, gx @ a1 @ gy
+        method[g] = kind
     return MatrixSolutions(x, y, values, method)
 
 

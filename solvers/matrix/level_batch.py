@@ -6,9 +6,12 @@ stack per shape:
 1. pure equilibria for all games at once, chosen by the selection rule by the same
    code as :func:`.equilibrium.solve_batch` (:func:`.equilibrium.pure_step`), so
    values are identical wherever a pure equilibrium is kept;
-2. general-sum games left without one take today's per-game path
-   (:func:`.equilibrium.solve_batch`: closed form, support enumeration, MIP), so the
-   selection rule picks the same mixed equilibrium as before;
+2. general-sum games left without one, per shape, by the same code as
+   :func:`.equilibrium.solve_batch` (:func:`.equilibrium.solve_mixed`: the 2x2 closed
+   form; support enumeration up to 5x5, one support size at a time for ``first``;
+   then, for ``first``, Lemke-Howson from label 0 on the whole stack at once, for the
+   other rules the MIP with the rule's objective), so the selection rule keeps the
+   same mixed equilibrium on both paths;
 3. constant-sum games of small shapes (at most ``SMALL_PAIRS`` support pairs: 2xn,
    3x3), when there are enough of them, by batched support enumeration
    (:mod:`.support_enumeration`: one batched linear solve, cheaper than an LP there);
@@ -49,7 +52,8 @@ from solvers.matrix.equilibrium import (
     enumerate_supports,
     is_constant_sum,
     pure_step,
-    solve_batch,
+    put,
+    solve_mixed,
 )
 from solvers.matrix.polish_batch import polish_batch
 from solvers.matrix.pure import tolerance
@@ -98,7 +102,7 @@ class _Group:
         constant = is_constant_sum(u0[rest], u1[rest], self.tol[rest])
         general = rest[~constant]
         if general.size:
-            self.put(general, solve_batch(u0[general], u1[general], selection))
+            put(self.sol, general, solve_mixed(u0[general], u1[general], self.tol[general], selection))
         self.zero = rest[constant]
 
     def take_all(self) -> None:
@@ -114,8 +118,8 @@ class _Group:
         _, m, n = u0.shape
         if zero.size >= SMALL_GAMES and support_pairs(m, n) <= SMALL_PAIRS:
             sx, sy, sv, found = enumerate_supports(u0[zero], u1[zero], self.selection, tol[zero])
-            self.put(zero[found], MatrixSolutions(sx[found], sy[found], sv[found],
-                                                  np.full(int(found.sum()), SUPPORT, dtype=np.int8)))
+            put(self.sol, zero[found], MatrixSolutions(sx[found], sy[found], sv[found],
+                                                       np.full(int(found.sum()), SUPPORT, dtype=np.int8)))
             zero = zero[~found]
         if zero.size:
             rows, cols = eliminate_dominated(u0[zero], u1[zero], tol[zero])
@@ -127,10 +131,6 @@ class _Group:
                 self.put_strategies(zero[small[ok]], sx[ok], sy[ok], CLOSED_FORM)
                 done[small[ok]] = True
             self.lp, self.rows, self.cols = zero[~done], rows[~done], cols[~done]
-
-    def put(self, games: np.ndarray, sol: MatrixSolutions) -> None:
-        self.sol.x[games], self.sol.y[games] = sol.x, sol.y
-        self.sol.values[games], self.sol.method[games] = sol.values, sol.method
 
     def put_strategies(self, games: np.ndarray, x: np.ndarray, y: np.ndarray, method: int) -> None:
         """Strategies of constant-sum games; their values follow."""

@@ -8,10 +8,14 @@ child, so the rule changes the subgame-perfect equilibrium and the root payoffs
   (player 0's action, then player 1's). Without a pure one: the unique mixed one of a
   2x2 game; for larger games the first found by support enumeration (support size
   ascending, then supports in lexicographic order); past the enumeration limit (or in
-  degenerate games it misses) the MIP of Algorithm 4 with no objective, as SOLVEMIP(G).
+  degenerate games it misses): zero- and constant-sum games by the LP (one value),
+  general-sum ones by the equilibrium at the end of the Lemke-Howson path from label
+  0 (:mod:`.lemke_howson`): deterministic, where the MIP with no objective (SOLVEMIP(G),
+  used before) kept whichever equilibrium HiGHS met first, and batched.
 * ``welfare``: the pure equilibrium with the largest u0 + u1 (Algorithm 2 with the sum
   as the score); without a pure one, the best mixed one (support enumeration, or the
-  MIP maximising U0 + U1).
+  MIP maximising U0 + U1: these rules optimise over all equilibria, which a
+  Lemke-Howson path does not).
 * ``max0``, ``min0``, ``max1``, ``min1``: the same for one player's payoff (Algorithm 2
   and Algorithm 4 with the objective ``max``/``min U_p``).
 
