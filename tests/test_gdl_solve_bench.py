@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from conftest import shared_path
 
 from gdl.bench.corpus import main
+
+DATA = Path(__file__).parent / "data"
 
 
 def test_bench_solves_what_fits_and_says_why_the_rest_does_not(capsys) -> None:
@@ -19,18 +22,31 @@ def test_bench_solves_what_fits_and_says_why_the_rest_does_not(capsys) -> None:
     for solver in ("baseline", "ih"):
         assert roshambo[solver]["values"] == {"white": 50.0, "black": 50.0}
         assert roshambo[solver]["ok"]
-    assert out["did_not_fit"]["crossers3"].startswith(
-        "3 players (top, right, left): not supported by exact solvers")
+    assert "budget of 5,000 states" in out["did_not_fit"]["crossers3"]   # 3 players
     assert "budget of 5,000 states" in out["did_not_fit"]["blocker"]
 
 
 def test_bench_table(capsys) -> None:
     corpus = shared_path("gdl-corpus")
-    assert main(["--corpus", str(corpus), "--only", "gt_coordination,switches"]) == 0
+    assert main(["--corpus", str(corpus), "--only", "gt_coordination"]) == 0
     out = capsys.readouterr().out
     assert "| gt_coordination | 231 (210) | compiled |" in out
     assert "white 100 / black 100" in out
-    assert "- switches: 3 players (red, white, blue): not supported by exact solvers" in out
+
+
+def test_every_kind_in_one_table(capsys) -> None:
+    """Puzzles and games of three players are solved as `ggp solve` solves them, beside
+    the two-player ones, in one table with the counts by kind."""
+    corpus = shared_path("gdl-corpus")
+    assert main(["--corpus", str(corpus), "--only", "gt_coordination,switches,hanoi",
+                 str(DATA / "nim3.kif")]) == 0
+    out = capsys.readouterr().out
+    assert "| switches | 3 | 9 | spe |" in out and "red 100 / white 100 / blue 100" in out
+    assert "| hanoi | 1 | 2,753 | plan |" in out and "| player 100 | proved" in out
+    assert "| 31 steps |" in out        # 2^5 - 1 moves: hanoi's five discs
+    assert "| gt_coordination | 2 | 231 | baseline |" in out
+    assert "| nim3 | 3 |" in out
+    assert "Solved: puzzles 1 of 1, two players 1 of 1, three or more players 2 of 2" in out
 
 
 def test_games_file_any_kind_both_paths_and_doab_column(tmp_path, capsys) -> None:
@@ -75,7 +91,8 @@ def test_results_file_resumes_a_sweep_and_tables_what_it_holds(tmp_path, capsys)
     corpus = shared_path("gdl-corpus")
     assert len(corpus_games(corpus, two_player=True)) == 123   # the issue's sweep
     results = tmp_path / "sweep.jsonl"
-    base = ["--corpus", str(corpus), "--solvers", "baseline", "--results", str(results)]
+    base = ["--corpus", str(corpus), "--solvers", "baseline", "--max-states", "3000",
+            "--results", str(results)]
     assert main([*base, "--only", "roshambo2,crossers3", "--json"]) == 0
     capsys.readouterr()
     with results.open("a") as out:   # a kill mid-write leaves a torn last line
@@ -86,7 +103,7 @@ def test_results_file_resumes_a_sweep_and_tables_what_it_holds(tmp_path, capsys)
     out = json.loads(capsys.readouterr().out)
     assert out["solved"]["roshambo2"]["baseline"]["values"] == {"white": 50.0, "black": 50.0}
     assert out["solved"]["nim1"]["baseline"]["values"] == {"player1": 100.0, "player2": 0.0}
-    assert out["did_not_fit"]["crossers3"].startswith("3 players")
+    assert "budget of 3,000 states" in out["did_not_fit"]["crossers3"]
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     assert [r["game"] for r in rows] == ["roshambo2", "crossers3", "nim1"]   # each once
     with pytest.raises(GameError, match="--resume needs --results"):

@@ -1,9 +1,9 @@
-"""``ggp bench corpus``: solve every 2-player simultaneous game of the corpus that fits.
+"""``ggp bench corpus``: solve the games of the GDL corpus that fit; say why the others do not.
 
     ggp bench corpus [--corpus DIR] [--path dag|model] [--solvers baseline,ih,doab]
                      [--max-states N] [--time-limit S] [--solve-limit S]
                      [--game-limit S] [--memory-mb M] [--only NAME,...]
-                     [--games FILE] [--two-player] [--results FILE [--resume]]
+                     [--games FILE] [--two-player | --all] [--results FILE [--resume]]
                      [--json] [GAME.kif ...]
 
 Steps:
@@ -11,20 +11,29 @@ Steps:
 1. Read ``LISTING.tsv`` of the corpus (``../shared/gdl-corpus`` by default) and keep
    the games of kind ``simultaneous``; ``--only`` / ``--games`` (a file of names, one
    per line or comma-separated, ``#`` comments) name corpus games of any kind instead,
-   ``--two-player`` every corpus game with two roles (123 of them, any kind);
-   games given on the command line are added. A game without exactly two players
-   besides ``random`` is listed as not fitting at once, without loading it.
-2. For each other game, in a child process of its own (so a grounding that does
+   ``--two-player`` every corpus game with two roles (123 of them, any kind), ``--all``
+   every game of the corpus (206: puzzles, two players, three to six players);
+   games given on the command line are added.
+2. A game of one player (a puzzle) or of three or more is solved as ``ggp solve``
+   solves it (:func:`gdl.solving.puzzle_solve.solve_puzzle`: the exact plan, else the
+   goal search; :func:`gdl.solving.nplayer_solve.solve_nplayer_game`: a subgame-perfect
+   equilibrium), in a child process, with ``--time-limit`` plus ``--solve-limit``
+   seconds for the whole of it; it counts as solved when its certificate holds (a
+   puzzle: its value proved). A two-player game goes through step 3.
+3. For each two-player game, in a child process of its own (so a grounding that does
    not honour the limit is stopped, memory is returned, and ``--game-limit`` ends
    the whole game): load it, expand it within ``--max-states``, ``--memory-mb`` and
    ``--time-limit`` (load + expansion) on the scale path (``--path dag``, the
    default: :func:`gdl.expansion.batch_expand.expand_dag`) or the per-entry one (``model``),
    then solve it with each solver (``--solve-limit`` seconds each; a solver that
    does not finish is reported in its column, the others still run) and certify.
-3. Print a table: game, states, bytes per state of the expanded model, expansion
+4. Print a table: game, states, bytes per state of the expanded model, expansion
    time and transitions/s, solve times, values, DOαβ's nodes evaluated against all,
    certificate (the largest deviation gain of each solution); then the games that
-   did not fit, with the reason (budget reached, unsupported, engine error).
+   did not fit, with the reason (budget reached, unsupported, engine error). With games
+   of other player counts among the solved (``--all``), one table of every kind
+   instead: game, players, states, the solver, its seconds, values, certificate, and a
+   puzzle's plan; then the counts solved by kind.
 
 With ``--results FILE`` each game's outcome is appended to FILE as one JSON line
 (``game``, ``row``: the figures, or the partial ones of a game that did not fit,
@@ -47,10 +56,18 @@ from pathlib import Path
 
 from gdl.budget import Budget
 from gdl.expansion.batch_expand import expand_dag
-from gdl.expansion.expand import expand, players_of
-from gdl.reasoning.machine import load_machine
+from gdl.expansion.expand import expand, roles_of
+from gdl.reasoning.machine import load_machine, read_rules
+from gdl.solving.nplayer_solve import solve_nplayer_game
+from gdl.solving.puzzle_solve import solve_puzzle
 from gdl.solving.solve import SOLVERS as KNOWN
-from gdl.solving.solve import check_loading_time, equilibria, expanded_figures, solve_any
+from gdl.solving.solve import (
+    check_loading_time,
+    equilibria,
+    expanded_figures,
+    player_count,
+    solve_any,
+)
 from solvers.errors import GameError, LimitReached, UnsupportedGame
 from solvers.locations import SHARED
 from solvers.results_file import drop_torn_line, read_json_lines
@@ -61,11 +78,11 @@ GRACE_SECONDS = 5.0     # past the limit before a child that does not stop is en
 SOLVERS = ("baseline", "ih", "doab")
 
 
-def corpus_games(corpus: Path, only: Sequence[str] | None = None, two_player: bool = False
-                 ) -> list[tuple[str, Path, list[str] | None]]:
+def corpus_games(corpus: Path, only: Sequence[str] | None = None, two_player: bool = False,
+                 every: bool = False) -> list[tuple[str, Path, list[str] | None]]:
     """(name, path, role names) of the corpus' simultaneous games (``two_player``: its
-    games with two roles, any kind), or of the ``only`` games (any kind, in that
-    order; an unknown name is a GameError)."""
+    games with two roles, any kind; ``every``: all its games), or of the ``only`` games
+    (any kind, in that order; an unknown name is a GameError)."""
     listing = corpus / "LISTING.tsv"
     try:
         with open(listing, encoding="utf-8") as source:
@@ -78,6 +95,8 @@ def corpus_games(corpus: Path, only: Sequence[str] | None = None, two_player: bo
         if unknown:
             raise GameError(f"not in {listing}: {', '.join(unknown)}")
         names = list(dict.fromkeys(only))
+    elif every:
+        names = list(rows)
     elif two_player:
         names = [name for name, row in rows.items() if row.get("roles") == "2"]
     else:
@@ -124,6 +143,35 @@ def bench_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence
         conn.close()
 
 
+def bench_other(path: Path, budget: Budget, conn: Connection) -> None:
+    """Child process: a puzzle or a game of three or more players, solved as ``ggp
+    solve`` solves it; its JSON object (with ``kind``) through ``conn``."""
+    try:
+        rules, _ = read_rules(path)
+        if player_count(rules) == 1:
+            found = solve_puzzle(path, budget=budget)
+            row, kind = found.to_json(), "puzzle"
+            reason = None if found.proved else (
+                f"{found.solver}: best goal {found.value:g} of {found.ceiling:g}, not proved "
+                f"({found.certificate.get('search') or 'certificate failed'})")
+        else:
+            result = solve_nplayer_game(path, budget=budget)
+            row, kind = result.to_json(), "nplayer"
+            check = result.certificate
+            reason = None if check["ok"] else (
+                f"certificate failed: max gain {check['max_gain']:.3g}")
+        row["kind"] = kind
+        conn.send(("solved", row) if reason is None else ("unproved", (row, reason)))
+    except GameError as exc:
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    except RecursionError:
+        conn.send(("error", "too deep for the solver (RecursionError)"))
+    except MemoryError:
+        conn.send(("error", "out of memory"))
+    finally:
+        conn.close()
+
+
 def solver_figures(roles: Sequence[str], solution: object, check: dict, seconds: float) -> dict:
     """One solver's cell of a row: values, time, certificate, the matrix methods'
     counts (``equilibria``, as ``ggp solve --json``), DOαβ's node counts."""
@@ -134,13 +182,19 @@ def solver_figures(roles: Sequence[str], solution: object, check: dict, seconds:
 
 
 def run_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence[str] = SOLVERS,
-             model: str = "dag", game_limit: float | None = None
+             model: str = "dag", game_limit: float | None = None, players: int = 2
              ) -> tuple[dict | None, str | None]:
-    """(row, None) for a solved game, (partial row or None, reason) for one that did not fit."""
+    """(row, None) for a solved game, (partial row or None, reason) for one that did not
+    fit; ``players`` other than 2: :func:`bench_other`, with the two limits for all."""
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=bench_game,
-                            args=(path, budget, solve_limit, solvers, model, sender))
+    if players == 2:
+        child = context.Process(target=bench_game,
+                                args=(path, budget, solve_limit, solvers, model, sender))
+    else:
+        whole = None if budget.time_limit is None else budget.time_limit + solve_limit
+        budget = dataclasses.replace(budget, time_limit=whole)
+        child = context.Process(target=bench_other, args=(path, budget, sender))
     child.start()
     sender.close()
     row: dict | None = None
@@ -157,6 +211,8 @@ def run_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence[s
             kind, payload = receiver.recv()
             if kind == "error":
                 return row, payload
+            if kind == "unproved":
+                return payload
             row = payload
             if kind == "solved":
                 return row, None
@@ -188,7 +244,8 @@ def main(argv: Sequence[str]) -> int:
         raise GameError(f"--solvers: unknown {', '.join(unknown) or 'none given'}; "
                         f"use some of {', '.join(KNOWN)}")
     only = _names(args.only, args.games)
-    games = corpus_games(Path(args.corpus), only, args.two_player) if not args.no_corpus else []
+    games = (corpus_games(Path(args.corpus), only, args.two_player, args.all)
+             if not args.no_corpus else [])
     games += [(Path(g).stem, Path(g), None) for g in args.extra]  # roles checked on loading
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
                     memory_mb=args.memory_mb)
@@ -220,6 +277,10 @@ def main(argv: Sequence[str]) -> int:
     if args.json:
         print(json.dumps({"solved": dict(solved), "did_not_fit": dict(unfit),
                           "partial": partial, "seconds": time.perf_counter() - start}))
+    elif any(row.get("kind") for _, row in solved) or args.all:
+        print(every_kind_table(solved, unfit, budget, solvers[0]))
+        print(kind_counts(outcomes, {name: roles for name, _, roles in games}))
+        print(f"({time.perf_counter() - start:.0f} s)")
     else:
         print(table(solved, unfit, budget, solvers))
         print(f"({len(solved)} solved, {len(unfit)} did not fit, "
@@ -229,13 +290,15 @@ def main(argv: Sequence[str]) -> int:
 
 def _bench_one(path: Path, roles: list[str] | None, budget: Budget, args: argparse.Namespace,
                solvers: Sequence[str]) -> tuple[dict | None, str | None]:
-    """One game's (row, reason): a game without two players is refused unloaded."""
+    """One game's (row, reason); the number of players from the listing, else from the
+    file's role facts."""
     try:
-        if roles is not None:
-            players_of(roles)
-    except UnsupportedGame as exc:
+        players = (len(roles_of(roles)[0]) if roles is not None
+                   else player_count(read_rules(path)[0]))
+    except GameError as exc:
         return None, exc.message
-    return run_game(path, budget, args.solve_limit, solvers, args.path, args.game_limit)
+    return run_game(path, budget, args.solve_limit, solvers, args.path, args.game_limit,
+                    players)
 
 
 def _recorded(results: Path | None, resume: bool) -> dict[str, dict]:
@@ -297,6 +360,71 @@ def table(solved: list[tuple[str, dict]], unfit: list[tuple[str, str]], budget: 
     return "\n".join(lines)
 
 
+def every_kind_table(solved: list[tuple[str, dict]], unfit: list[tuple[str, str]],
+                     budget: Budget, solver: str) -> str:
+    """Every kind of game in one Markdown table (a two-player row shows ``solver``'s
+    figures), then the games not solved with the reason."""
+    head = ["game", "players", "states", "solver", "solve s", "values", "certificate", "plan"]
+    lines = ["| " + " | ".join(head) + " |",
+             "| --- | ---: | ---: | --- | ---: | --- | --- | ---: |"]
+    for name, row in solved:
+        if row.get("kind") is None:       # a two-player row: one solver's cell
+            cell = row[solver]
+            cells = [str(len(row["roles"])), f"{row['states']:,}", solver,
+                     _cell(cell, lambda c: f"{c['seconds']:.2f}"),
+                     _cell(cell, lambda c: _values(c["values"])),
+                     _cell(cell, lambda c: f"max gain {c['max_gain']:.1g}"), ""]
+        else:
+            cells = [str(len(row["values"]) if row["kind"] == "nplayer" else 1),
+                     f"{row['states']:,}", row["solver"], f"{row['seconds']:.2f}",
+                     _values(row["values"]), _certificate(row), _plan(row)]
+        lines.append("| " + " | ".join([name, *cells]) + " |")
+    lines.append("")
+    limits = (f"{budget.max_states:,} states" if budget.max_states else "no state limit")
+    lines.append(f"Not solved ({limits}):")
+    lines += [f"- {name}: {reason}" for name, reason in unfit] or ["- none"]
+    return "\n".join(lines)
+
+
+def _certificate(row: dict) -> str:
+    check = row["certificate"]
+    if row["kind"] == "puzzle":
+        return ("proved" if row["proved"] else "not proved") + (
+            f", plan replayed: goal {check['plan_goal']:g}" if "plan_goal" in check else "")
+    return f"max gain {check['max_gain']:.1g}"
+
+
+def _plan(row: dict) -> str:
+    if row.get("kind") != "puzzle":
+        return ""
+    steps = f"{row['plan_length']:g} steps"
+    return steps + (" (expected)" if row.get("chance") else "")
+
+
+def kind_counts(outcomes: list[dict], roles: dict[str, list[str] | None]) -> str:
+    """``solved X of Y`` for puzzles, two-player games and games of three or more
+    players (a game's count from the listing, else from its row)."""
+    totals: dict[str, list[int]] = {"puzzles": [0, 0], "two players": [0, 0],
+                                    "three or more players": [0, 0]}
+    for outcome in outcomes:
+        named = roles.get(outcome["game"])
+        count = len(roles_of(named)[0]) if named else _players_of_row(outcome["row"])
+        kind = ("puzzles" if count == 1 else "two players" if count == 2
+                else "three or more players")
+        totals[kind][1] += 1
+        totals[kind][0] += outcome["reason"] is None
+    return "Solved: " + ", ".join(f"{kind} {done} of {total}"
+                                  for kind, (done, total) in totals.items() if total)
+
+
+def _players_of_row(row: dict | None) -> int:
+    if row is None:
+        return 2
+    if row.get("kind") is not None:
+        return len(row["values"])
+    return len(row.get("roles", ())) or 2
+
+
 def _label(solver: str) -> str:
     return "IH" if solver == "ih" else solver
 
@@ -316,8 +444,9 @@ def _values(values: dict[str, float]) -> str:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ggp bench corpus",
-        description="Solve every 2-player simultaneous game of the GDL corpus that fits "
-        "the budgets with the baseline, the IH and DOαβ; print a table.")
+        description="Solve the GDL corpus' games that fit the budgets (by default its "
+        "two-player simultaneous ones, with the baseline, the IH and DOαβ; --all every game: "
+        "puzzles and games of three or more players too); print a table.")
     parser.add_argument("extra", nargs="*", metavar="GAME.kif", help="more GDL files to include")
     parser.add_argument("--corpus", default=str(DEFAULT_CORPUS),
                         help="the corpus folder with LISTING.tsv (default ../shared/gdl-corpus)")
@@ -341,9 +470,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--memory-mb", type=float, default=4096.0,
                         help="memory budget of each expansion and solve in MB "
                         "(default %(default)s)")
-    parser.add_argument("--two-player", action="store_true",
-                        help="every corpus game with two roles, of any kind (instead of the "
-                        "simultaneous ones)")
+    kinds = parser.add_mutually_exclusive_group()
+    kinds.add_argument("--two-player", action="store_true",
+                       help="every corpus game with two roles, of any kind (instead of the "
+                       "simultaneous ones)")
+    kinds.add_argument("--all", action="store_true",
+                       help="every corpus game: puzzles and games of three or more players "
+                       "too (each solved as ggp solve solves it, in --time-limit plus "
+                       "--solve-limit seconds), in one table")
     parser.add_argument("--results", metavar="FILE",
                         help="append each game's outcome to FILE as a JSON line when it ends")
     parser.add_argument("--resume", action="store_true",
