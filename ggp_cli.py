@@ -100,8 +100,10 @@ def solve_front_ends() -> list[tuple[str, str]]:
 
     out = []
     for fmt in FORMATS.values():
+        by_module: dict[str, list[str]] = {}   # models one front end takes share a section
         for model, module in fmt.solve.items():
-            names = registry.names(model)
+            by_module.setdefault(module, []).extend(registry.names(model))
+        for module, names in by_module.items():
             summary = fmt.summary[:1].upper() + fmt.summary[1:]  # a heading: capitalised
             title = (f"{summary}: FILE{'|'.join(fmt.suffixes)}"
                      + (f" --solver {'|'.join(names)}" if len(names) > 1 else ""))

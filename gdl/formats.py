@@ -63,7 +63,7 @@ FORMATS: dict[str, GameFormat] = {f.name: f for f in (
     GameFormat("gdl", "GDL rules (GDL-II with sees and random)", (".kif", ".gdl"), ("(", ";"),
                read=lambda text, name, filename: GdlGame.from_text(text, name, filename),
                solve={registry.SIMULTANEOUS: "gdl.cli.solve",
-                      registry.EXTENSIVE: "gdl.cli.gdl2"},
+                      registry.EXTENSIVE: "gdl.cli.gdl2", registry.NPLAYER: "gdl.cli.solve"},
                policy=gdl_policy),
     GameFormat("efg", "Gambit extensive form", (".efg",), ("EFG",), read=_extensive("efg"),
                solve={registry.EXTENSIVE: "solvers.cli.extensive",

@@ -236,6 +236,15 @@ def test_cli_json_and_strategy(tmp_path, capsys) -> None:
     assert sorted(lines[1]["node"]) == ["(control b)"]
 
 
+def test_cli_solver_spe_takes_two_player_games(capsys) -> None:
+    path = shared_path("gdl-corpus", "repository", "ticTacToe.kif")
+    assert ggp_cli.main(["solve", str(path), "--solver", "spe", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["solver"] == "spe" and out["players"] == 2
+    assert out["values"] == {"xplayer": 50.0, "oplayer": 50.0}
+    assert out["certificate"]["max_gain"] == 0.0
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["--solver", "baseline"], "a game of 3 players is solved by --solver spe, not baseline"),
     (["--selection", "max0"], "unknown tie rule 'max0' for games of three or more players"),
