@@ -102,6 +102,17 @@ def test_mixed_stage_games_of_random_payoffs() -> None:
                 assert deviation[p] <= value + 1e-7
 
 
+@needs_gambit
+def test_simultaneous_with_nature_certified() -> None:
+    """tests/data/picksum3.kif: three players and a coin amid the roles, uneven move
+    counts, two rounds; pure and mixed stage games, every gain within 1e-9."""
+    result = solve_nplayer_game(DATA / "picksum3.kif")
+    notes = result.solution.notes
+    assert notes["pure_states"] > 0 and notes["mixed_states"] > 0
+    assert result.certificate["ok"] and result.certificate["max_gain"] < 1e-9
+    assert sum(result.values().values()) == pytest.approx(100.0)     # constant-sum
+
+
 def test_pennies_without_pygambit_is_one_line(monkeypatch, capsys) -> None:
     monkeypatch.setattr(stage_mixed, "_gambit", lambda: None)
     assert ggp_cli.main(["solve", str(PENNIES), "--quiet"]) == 1
