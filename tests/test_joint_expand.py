@@ -174,6 +174,23 @@ def test_reachable_states_equal_the_oracles_count(game: Path, tmp_path: Path,
     assert expansion.joint.num_states == oracle_reachable(game, tmp_path)
 
 
+# A puzzle whose states form a cycle: flipping on and off need not end.
+CYCLE_PUZZLE = """
+(role p) (init on)
+(<= (legal p flip) (role p)) (<= (legal p stop) (role p))
+(<= (next off) (true on) (does p flip))
+(<= (next on) (true off) (does p flip))
+(<= (next done) (does p stop))
+(<= terminal (true done)) (<= (goal p 50) (role p))
+"""
+
+
+@pytest.mark.parametrize("batched", [True, False])
+def test_a_puzzles_cycle_is_reported(batched: bool) -> None:
+    with pytest.raises(UnsupportedGame, match=r"cycle.*repeated state: \{(on|off)\}"):
+        expand_joint(load_machine(CYCLE_PUZZLE, engine="compiled"), batched=batched)
+
+
 def test_two_player_paths_refuse_other_counts_and_roles_of_takes_any() -> None:
     machine = load_machine(NIM3, engine="compiled")
     message = "3 players (a, b, c): not supported by exact solvers"
