@@ -102,6 +102,17 @@ def test_mixed_stage_games_of_random_payoffs() -> None:
                 assert deviation[p] <= value + 1e-7
 
 
+@needs_gambit
+def test_simultaneous_with_nature_certified() -> None:
+    """tests/data/picksum3.kif: three players and a coin amid the roles, uneven move
+    counts, two rounds; pure and mixed stage games, every gain within 1e-9."""
+    result = solve_nplayer_game(DATA / "picksum3.kif")
+    notes = result.solution.notes
+    assert notes["pure_states"] > 0 and notes["mixed_states"] > 0
+    assert result.certificate["ok"] and result.certificate["max_gain"] < 1e-9
+    assert sum(result.values().values()) == pytest.approx(100.0)     # constant-sum
+
+
 def test_pennies_without_pygambit_is_one_line(monkeypatch, capsys) -> None:
     monkeypatch.setattr(stage_mixed, "_gambit", lambda: None)
     assert ggp_cli.main(["solve", str(PENNIES), "--quiet"]) == 1
@@ -234,6 +245,15 @@ def test_cli_json_and_strategy(tmp_path, capsys) -> None:
     assert [line["strategy"]["a"] for line in lines] == [{"y": 1.0}, {"noop": 1.0}]
     assert lines[1]["strategy"]["b"] == {"b1": 1.0}
     assert sorted(lines[1]["node"]) == ["(control b)"]
+
+
+def test_cli_solver_spe_takes_two_player_games(capsys) -> None:
+    path = shared_path("gdl-corpus", "repository", "ticTacToe.kif")
+    assert ggp_cli.main(["solve", str(path), "--solver", "spe", "--json", "--quiet"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["solver"] == "spe" and out["players"] == 2
+    assert out["values"] == {"xplayer": 50.0, "oplayer": 50.0}
+    assert out["certificate"]["max_gain"] == 0.0
 
 
 @pytest.mark.parametrize(("argv", "message"), [

@@ -1,7 +1,7 @@
 """``ggp solve GAME.kif``: solve a GDL game offline (the front end of
 :mod:`gdl.solving.solve`, which has the steps).
 
-    ggp solve GAME.kif --solver baseline|ih|doab|biab [--path dag|model] [--json]
+    ggp solve GAME.kif --solver baseline|ih|doab|biab|spe [--path dag|model] [--json]
               [--strategy OUT.jsonl] [--save FILE] [--max-states N] [--time-limit S]
               [--memory-mb M] [--engine auto|compiled|general] [--selection RULE] [--quiet]
               [--trace FILE.csv] [--plot FILE.png]
