@@ -259,7 +259,7 @@ def test_cli_solver_spe_takes_two_player_games(capsys) -> None:
 @pytest.mark.parametrize(("argv", "message"), [
     (["--solver", "baseline"], "a game of 3 players is solved by --solver spe, not baseline"),
     (["--selection", "max0"], "unknown tie rule 'max0' for games of three or more players"),
-    (["--save", "x.jsonl"], "--save is not available for games of three or more players"),
+    (["--ray", "auto"], "--ray is not available for games of three or more players"),
     (["--max-states", "2"], "budget of 2 states"),
 ])
 def test_cli_bad_input_is_one_line(argv, message, capsys) -> None:

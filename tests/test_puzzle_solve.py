@@ -260,8 +260,8 @@ def test_puzzle_options_and_solvers_are_checked(capsys) -> None:
     assert ggp(["solve", hanoi, "--solver", "baseline"]) == 1
     assert "is a puzzle (one role): solve it with --solver plan or goal-search" \
         in capsys.readouterr().err
-    assert ggp(["solve", hanoi, "--save", "x.jsonl"]) == 1
-    assert "--save is not available for puzzles" in capsys.readouterr().err
+    assert ggp(["solve", hanoi, "--ray", "auto"]) == 1
+    assert "--ray is not available for puzzles" in capsys.readouterr().err
     two = str(REPO / "tests" / "data" / "connectFour.kif")
     assert ggp(["solve", two, "--solver", "plan"]) == 1
     assert "--solver plan solves puzzles (one role)" in capsys.readouterr().err

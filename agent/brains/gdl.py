@@ -37,6 +37,7 @@ import numpy as np
 
 from agent.brains.base import Observation
 from agent.brains.gdl_exact import ExactTable, kernels_held
+from agent.brains.gdl_joint import presolve_joint
 from agent.brains.gdl_traps import trap_values
 from agent.brains.moves import draw, search_move
 from agent.brains.options import BrainOptions, GameSpec, role_index
@@ -153,6 +154,12 @@ class GdlBrain:
             info["solution"] = str(self.solution.path)
         elif self.players == 2 and searchable:
             self._presolve(started, until, info)
+        elif searchable and self.step == 0:   # a puzzle, or three or more players
+            half = started + (until - started) / 2
+            with kernels_held(until - started <= KERNEL_CLOCK):
+                info["presolve"], self.solution = presolve_joint(
+                    self.machine, self.spec, self.players, self.options, half, until)
+            info["presolve_seconds"] = round(time.monotonic() - started, 3)
         if searchable and time.monotonic() < until:
             if self.search.agent.on("mastcost") and self.search.agent.on("mast") \
                     and self.solution is None and until - time.monotonic() > 2.5 * MAST_TRIAL:

@@ -3,7 +3,8 @@
 :mod:`gdl.cli.solve` with its parsed arguments.
 
 The options it takes: ``--solver spe``, ``--selection first|welfare`` (the tie rule),
-``--json``, ``--strategy OUT.jsonl``, ``--max-states``, ``--time-limit``,
+``--json``, ``--strategy OUT.jsonl``, ``--save FILE`` (JSON lines for the agent:
+:mod:`gdl.solving.store`), ``--max-states``, ``--time-limit``,
 ``--memory-mb``, ``--engine``, ``--quiet``; the others are refused with one line. The
 exit status is 1 when the certificate fails.
 """
@@ -16,6 +17,7 @@ from collections.abc import Callable
 
 from gdl.budget import Budget
 from gdl.solving.nplayer_solve import DEFAULT_SOLVER, SOLVERS, solve_nplayer_game
+from gdl.solving.store import save_solution
 from solvers import registry
 from solvers.errors import GameError
 from solvers.files import prepare_output
@@ -30,13 +32,14 @@ def nplayer_main(args: argparse.Namespace, players: int,
                         f"--solver {' or '.join(SOLVERS)}, not {solver} "
                         f"({registry.solver_help(registry.NPLAYER, DEFAULT_SOLVER)})")
     unsupported = [flag for flag, given in (
-        ("--path model", args.path == "model"), ("--save", args.save),
+        ("--path model", args.path == "model"),
         ("--ray", args.ray), ("--shards", args.shards),
         ("--trace", args.trace), ("--plot", args.plot)) if given]
     if unsupported:
         raise GameError(f"{unsupported[0]} is not available for games of three or more "
                         "players (or --solver spe)")
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
+    save_path = prepare_output(args.save, "--save") if args.save else None
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
                     memory_mb=args.memory_mb)
     result = solve_nplayer_game(args.game, solver, budget=budget, engine=args.engine,
@@ -45,5 +48,10 @@ def nplayer_main(args: argparse.Namespace, players: int,
     if strategy_path is not None:
         write_lines(str(strategy_path), result.strategy_lines())
         note(f"wrote the strategy to {strategy_path}")
+    if save_path is not None:
+        count = save_solution(save_path, rules=result.rules, game=result.name,
+                              roles=result.roles, solver=result.solution.solver,
+                              values=result.values(), lines=result.strategy_lines())
+        note(f"saved {count:,} states to {save_path}")
     print(json.dumps(result.to_json()) if args.json else result.summary())
     return 0 if result.certificate["ok"] else 1

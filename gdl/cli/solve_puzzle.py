@@ -2,13 +2,16 @@
 front end of :mod:`gdl.solving.puzzle_solve`; :mod:`gdl.cli.solve` hands puzzles here.
 
     ggp solve PUZZLE.kif [--solver plan|goal-search] [--json] [--strategy OUT.jsonl]
-              [--max-states N] [--time-limit S] [--memory-mb M] [--engine E] [--quiet]
+              [--save FILE] [--max-states N] [--time-limit S] [--memory-mb M] [--engine E]
+              [--quiet]
 
 No ``--solver``: the exact plan, falling back to the goal search when the expansion
 hits its budget. The result: a summary, or with ``--json`` one object
 (``docs/solve-json.md``). ``--strategy`` writes the plan as trace lines in the
 oracle's format (``../shared/oracle/clingo_oracle.py GAME.kif OUT.jsonl`` replays
-it), or with chance one policy line per state. Exit status: 0; 1 for an error or a
+it), or with chance one policy line per state. ``--save`` stores the solution for the
+agent (JSON lines, :mod:`gdl.solving.store`): every state of the exact solution, or
+the states along the goal search's plan. Exit status: 0; 1 for an error or a
 failed certificate; 2 when no plan reaches a goal above 0 (the result is printed,
 its value 0, with one line on stderr saying so).
 """
@@ -21,11 +24,12 @@ from collections.abc import Callable
 
 from gdl.budget import Budget
 from gdl.solving.puzzle_solve import PuzzleResult, solve_puzzle
+from gdl.solving.store import save_solution
 from solvers.errors import GameError
 from solvers.files import prepare_output
 
 NO_GOAL_EXIT = 2
-OPTIONS_OF_TWO_PLAYERS = (("--path", "path"), ("--save", "save"), ("--ray", "ray"),
+OPTIONS_OF_TWO_PLAYERS = (("--path", "path"), ("--ray", "ray"),
                           ("--shards", "shards"), ("--trace", "trace"), ("--plot", "plot"))
 
 
@@ -38,10 +42,17 @@ def puzzle_main(args: argparse.Namespace, stderr: Callable[[str], None]) -> int:
         raise GameError(f"{args.game} is a puzzle (one role): {given[0]} is not available "
                         "for puzzles")
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
+    save_path = prepare_output(args.save, "--save") if args.save else None
     budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
                     memory_mb=args.memory_mb)
     result = solve_puzzle(args.game, args.solver, budget=budget, engine=args.engine,
                           progress=None if args.quiet else stderr)
+    if save_path is not None:
+        count = save_solution(save_path, rules=result.rules, game=result.name,
+                              roles=(result.role_name,), solver=result.solver,
+                              values={result.role_name: result.value},
+                              lines=result.solution_lines())
+        stderr(f"saved {count:,} states to {save_path}")
     if strategy_path is not None:
         with open(strategy_path, "w", encoding="utf-8") as out:
             for line in result.strategy_lines():

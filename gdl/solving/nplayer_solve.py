@@ -18,7 +18,6 @@ probability}}, "values": {role: value}}``.
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -28,13 +27,14 @@ import numpy as np
 
 from gdl.budget import Budget
 from gdl.expansion.batch_expand import DagExpansion, expand_joint
-from gdl.reasoning.machine import load_machine, read_rules
+from gdl.reasoning.state_machine import StateMachine
 from gdl.reasoning.terms import Rule
 from gdl.solving.solve import (  # the two-player solve's helpers, shared
     MIN_PROBABILITY,
-    check_loading_time,
+    load_for_solve,
     payoff_number,
     peak_rss_mb,
+    raise_hint,
     solve_progress,
 )
 from gdl.solving.store import node_line
@@ -177,19 +177,25 @@ def solve_nplayer_game(source: str | Path, solver: str = DEFAULT_SOLVER, *,
                        selection: str = "first",
                        progress: Callable[[str], None] | None = None) -> NPlayerSolveResult:
     """Steps 1-4 for a game file of any number of players."""
-    entry = registry.solver(solver, registry.NPLAYER)
+    registry.solver(solver, registry.NPLAYER)
     check_selection(selection)
+    loaded = load_for_solve(source, engine, budget)
+    return solve_nplayer_machine(loaded.machine, loaded.rules, loaded.name, solver,
+                                 budget=loaded.budget, selection=selection,
+                                 progress=progress, load_seconds=loaded.seconds)
+
+
+def solve_nplayer_machine(machine: StateMachine, rules: list[Rule], name: str,
+                          solver: str = DEFAULT_SOLVER, *, budget: Budget,
+                          selection: str = "first",
+                          progress: Callable[[str], None] | None = None,
+                          load_seconds: float = 0.0) -> NPlayerSolveResult:
+    """Steps 2-4 for a loaded game (the agent's start clock calls this)."""
+    entry = registry.solver(solver, registry.NPLAYER)
     certify = registry.MODELS[registry.NPLAYER].certify_dag
     assert entry.solve_dag is not None and certify is not None
-    start = time.perf_counter()
-    budget = budget or Budget()
-    rules, name = read_rules(Path(source))
-    machine = load_machine(rules, engine=engine, name=name, filename=str(source))
-    load_seconds = time.perf_counter() - start
+    start = time.perf_counter() if budget.started is None else budget.started
     left = None
-    if budget.time_limit is not None:
-        check_loading_time(budget.time_limit, load_seconds)
-        budget = dataclasses.replace(budget, started=start)
     expansion = expand_joint(machine, budget=budget, progress=progress)
     dag = expansion.joint
     if progress is not None:
@@ -204,8 +210,8 @@ def solve_nplayer_game(source: str | Path, solver: str = DEFAULT_SOLVER, *,
             progress=solve_progress(progress, solver) if progress else None,
             where=lambda s: _state_text(expansion, s))
     except LimitReached as exc:
-        hint = "raise --memory-mb" if "MB" in exc.message else "raise --time-limit"
-        raise LimitReached(f"{solver} stopped: {exc.message} ({hint})") from None
+        raise LimitReached(f"{solver} stopped: {exc.message} ({raise_hint(exc.message)})"
+                           ) from None
     seconds = time.perf_counter() - solve_start
     return NPlayerSolveResult(name, rules, machine.engine_name, expansion, solution,
                               certify(dag, solution), load_seconds, seconds,

@@ -33,12 +33,11 @@ import numpy as np
 from gdl.budget import Budget
 from gdl.expansion.batch_expand import DagExpansion, expand_joint
 from gdl.expansion.expand import roles_of
-from gdl.reasoning.machine import load_machine, read_rules
 from gdl.reasoning.state_machine import Move, StateMachine
 from gdl.reasoning.terms import Rule
 from gdl.reasoning.trace import step_record
 from gdl.solving.puzzle_search import goal_ceiling, goal_search
-from gdl.solving.solve import check_loading_time, payoff_number, peak_rss_mb
+from gdl.solving.solve import load_for_solve, payoff_number, peak_rss_mb
 from gdl.solving.store import node_line
 from solvers import registry
 from solvers.errors import GameError, LimitReached
@@ -123,6 +122,22 @@ class PuzzleResult:
             "peak_rss_mb": self.peak_rss_mb,
         }
 
+    def solution_lines(self) -> Iterator[dict]:
+        """The ``--save`` lines (``{"node", "strategy", "values"}``): every non-terminal
+        state of the exact solution, or the states along the goal search's plan."""
+        if self.expansion is not None and self.solution is not None:
+            return policy_lines(self.expansion, self.solution)
+        return self._plan_lines()
+
+    def _plan_lines(self) -> Iterator[dict]:
+        machine, role = self.machine, self.role_name
+        state = machine.initial_state()
+        for joint in self.plan or ():
+            yield node_line(machine.state_to_kif(state),
+                            {role: {machine.move_to_kif(joint[self.role]): 1.0}},
+                            {role: payoff_number(self.value)})
+            state = machine.next_state(state, joint)
+
     def strategy_lines(self) -> Iterator[dict]:
         """``--strategy``: the plan as oracle trace lines, or with chance one policy
         line per non-terminal state."""
@@ -139,14 +154,17 @@ def solve_puzzle(source: str | Path, solver: str | None = None, *,
     ``goal-search`` (``plan`` given: no fallback)."""
     if solver is not None:
         registry.solver(solver, registry.PUZZLE)
-    start = time.perf_counter()
-    budget = budget or Budget()
-    rules, name = read_rules(Path(source))
-    machine = load_machine(rules, engine=engine, name=name, filename=str(source))
-    load_seconds = time.perf_counter() - start
-    if budget.time_limit is not None:
-        check_loading_time(budget.time_limit, load_seconds)
-        budget = dataclasses.replace(budget, started=start)
+    loaded = load_for_solve(source, engine, budget)
+    return solve_puzzle_machine(loaded.machine, loaded.rules, loaded.name, solver,
+                                budget=loaded.budget, progress=progress,
+                                load_seconds=loaded.seconds)
+
+
+def solve_puzzle_machine(machine: StateMachine, rules: list[Rule], name: str,
+                         solver: str | None = None, *, budget: Budget,
+                         progress: Callable[[str], None] | None = None,
+                         load_seconds: float = 0.0) -> PuzzleResult:
+    """Steps 1-3 for a loaded puzzle (the agent's start clock calls this)."""
     players, nature = roles_of(machine.roles)
     if len(players) != 1:
         raise GameError(f"{name}: a puzzle has one role besides random, not {len(players)}")

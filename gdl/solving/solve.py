@@ -39,6 +39,7 @@ from gdl.budget import Budget
 from gdl.expansion.batch_expand import DagExpansion, expand_dag
 from gdl.expansion.expand import Expansion, expand, players_of, roles_of
 from gdl.reasoning.machine import load_machine, read_rules
+from gdl.reasoning.state_machine import StateMachine
 from gdl.reasoning.terms import Fn, Rule, term_to_kif
 from gdl.solving.store import NPZ_ABOVE_STATES, node_line, save_solution
 from gdl.solving.store_npz import save_dag_solution
@@ -291,7 +292,7 @@ def solve_dag_expansion(expansion: DagExpansion, solver: str, *, selection: str 
             solution = solve_dag(dag, solver, selection, progress, time_limit, memory_mb)
             check = None
     except LimitReached as exc:
-        raise LimitReached(f"{solver} stopped: {exc.message} ({_raise_hint(exc.message)})",
+        raise LimitReached(f"{solver} stopped: {exc.message} ({raise_hint(exc.message)})",
                            exc.partial) from None
     seconds = time.perf_counter() - start
     certify_dag = registry.MODELS[registry.SIMULTANEOUS].certify_dag
@@ -299,7 +300,8 @@ def solve_dag_expansion(expansion: DagExpansion, solver: str, *, selection: str 
     return solution, check or certify_dag(dag, solution), seconds
 
 
-def _raise_hint(message: str) -> str:
+def raise_hint(message: str) -> str:
+    """The option that lets a solve stopped by ``message`` go further."""
     return "raise --memory-mb" if "MB" in message else "raise --time-limit"
 
 
@@ -316,15 +318,10 @@ def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
     if path not in PATHS:
         raise GameError(f"unknown path {path!r}; use one of {', '.join(PATHS)}")
     start = time.perf_counter()
-    budget = budget or Budget()
-    rules, name = read_rules(Path(source))
-    player_count_check(rules)
-    machine = load_machine(rules, engine=engine, name=name, filename=str(source))
-    load_seconds = time.perf_counter() - start
+    loaded = load_for_solve(source, engine, budget, check=player_count_check)
+    machine, budget, load_seconds = loaded.machine, loaded.budget, loaded.seconds
+    rules, name = loaded.rules, loaded.name
     left = None
-    if budget.time_limit is not None:
-        check_loading_time(budget.time_limit, load_seconds)
-        budget = dataclasses.replace(budget, started=start)
     expansion: Expansion | DagExpansion
     if path == "dag":
         expansion = expand_dag(machine, budget=budget, progress=progress)
@@ -339,6 +336,35 @@ def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
         progress=solve_progress(progress, solver) if progress else None)
     return GdlSolveResult(name, rules, machine.engine_name, expansion, solution, check,
                           load_seconds, seconds, path, round(peak_rss_mb(), 1))
+
+
+@dataclass
+class Loaded:
+    """A game file read and loaded for a solve: its rules, name and machine, the seconds
+    loading took, and the budget timed from the start of loading."""
+
+    rules: list[Rule]
+    name: str
+    machine: StateMachine
+    seconds: float
+    budget: Budget
+
+
+def load_for_solve(source: str | Path, engine: str = "auto", budget: Budget | None = None,
+                   check: Callable[[list[Rule]], object] | None = None) -> Loaded:
+    """Read the rules (``check`` them before grounding), load the state machine, and
+    time the budget from the start (LimitReached when loading used all its time)."""
+    start = time.perf_counter()
+    budget = budget or Budget()
+    rules, name = read_rules(Path(source))
+    if check is not None:
+        check(rules)
+    machine = load_machine(rules, engine=engine, name=name, filename=str(source))
+    seconds = time.perf_counter() - start
+    if budget.time_limit is not None:
+        check_loading_time(budget.time_limit, seconds)
+        budget = dataclasses.replace(budget, started=start)
+    return Loaded(rules, name, machine, seconds, budget)
 
 
 def peak_rss_mb() -> float:

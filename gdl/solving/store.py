@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -107,6 +108,20 @@ def load_solution(path: str | Path) -> GdlSolution:
                 solution.entries[facts] = (strategies, values)
     except (OSError, EOFError, gzip.BadGzipFile, UnicodeDecodeError) as exc:
         raise GameError(f"{path}: cannot read solution: {exc}") from None
+    return solution
+
+
+def solution_in_memory(lines: Iterable[dict], *, rules: Sequence[Rule] | str, game: str,
+                       roles: Sequence[str], solver: str, values: dict[str, float],
+                       until: float | None = None) -> GdlSolution:
+    """A solution held in memory from its strategy lines (what ``--save`` would write),
+    read until the ``time.monotonic()`` deadline ``until``: the states read by then
+    (the lines come breadth first, so those nearest the root)."""
+    solution = GdlSolution(hash_of(rules), game, tuple(roles), solver, dict(values))
+    for count, line in enumerate(lines):
+        if until is not None and count % 256 == 0 and time.monotonic() >= until:
+            break
+        solution.entries[frozenset(line["node"])] = (line["strategy"], line["values"])
     return solution
 
 
