@@ -50,21 +50,22 @@ import dataclasses
 import json
 import multiprocessing
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 from gdl.budget import Budget
 from gdl.expansion.batch_expand import expand_dag
 from gdl.expansion.expand import expand, roles_of
-from gdl.reasoning.machine import load_machine, read_rules
+from gdl.reasoning.machine import read_rules
 from gdl.solving.nplayer_solve import solve_nplayer_game
 from gdl.solving.puzzle_solve import solve_puzzle
 from gdl.solving.solve import SOLVERS as KNOWN
 from gdl.solving.solve import (
-    check_loading_time,
     equilibria,
     expanded_figures,
+    load_for_solve,
     player_count,
     solve_any,
 )
@@ -105,16 +106,27 @@ def corpus_games(corpus: Path, only: Sequence[str] | None = None, two_player: bo
              rows[name].get("role_names", "").split()) for name in names]
 
 
+@contextmanager
+def child_reports(conn: Connection) -> Iterator[None]:
+    """A child's work: its errors sent through ``conn`` as one line, which is then closed."""
+    try:
+        yield
+    except GameError as exc:
+        conn.send(("error", f"{type(exc).__name__}: {exc}"))
+    except RecursionError:
+        conn.send(("error", "too deep for the solver (RecursionError)"))
+    except MemoryError:
+        conn.send(("error", "out of memory"))
+    finally:
+        conn.close()
+
+
 def bench_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence[str],
                model: str, conn: Connection) -> None:
     """Child process: load, expand, solve with each solver; send rows through ``conn``."""
-    try:
-        start = time.perf_counter()
-        machine = load_machine(path, name=path.stem)
-        load_seconds = time.perf_counter() - start
-        if budget.time_limit is not None:
-            check_loading_time(budget.time_limit, load_seconds)
-        budget = dataclasses.replace(budget, started=start)
+    with child_reports(conn):
+        loaded = load_for_solve(path, budget=budget)
+        machine, budget, load_seconds = loaded.machine, loaded.budget, loaded.seconds
         if model == "dag":
             expansion = expand_dag(machine, budget=budget)
         else:
@@ -133,20 +145,12 @@ def bench_game(path: Path, budget: Budget, solve_limit: float, solvers: Sequence
                 row[solver] = solver_figures(row["roles"], solution, check, seconds)
             conn.send(("solver", row))
         conn.send(("solved", row))
-    except GameError as exc:
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
-    except RecursionError:
-        conn.send(("error", "too deep for the solver (RecursionError)"))
-    except MemoryError:
-        conn.send(("error", "out of memory"))
-    finally:
-        conn.close()
 
 
 def bench_other(path: Path, budget: Budget, conn: Connection) -> None:
     """Child process: a puzzle or a game of three or more players, solved as ``ggp
     solve`` solves it; its JSON object (with ``kind``) through ``conn``."""
-    try:
+    with child_reports(conn):
         rules, _ = read_rules(path)
         if player_count(rules) == 1:
             found = solve_puzzle(path, budget=budget)
@@ -162,14 +166,6 @@ def bench_other(path: Path, budget: Budget, conn: Connection) -> None:
                 f"certificate failed: max gain {check['max_gain']:.3g}")
         row["kind"] = kind
         conn.send(("solved", row) if reason is None else ("unproved", (row, reason)))
-    except GameError as exc:
-        conn.send(("error", f"{type(exc).__name__}: {exc}"))
-    except RecursionError:
-        conn.send(("error", "too deep for the solver (RecursionError)"))
-    except MemoryError:
-        conn.send(("error", "out of memory"))
-    finally:
-        conn.close()
 
 
 def solver_figures(roles: Sequence[str], solution: object, check: dict, seconds: float) -> dict:

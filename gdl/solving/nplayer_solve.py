@@ -30,14 +30,13 @@ from gdl.expansion.batch_expand import DagExpansion, expand_joint
 from gdl.reasoning.state_machine import StateMachine
 from gdl.reasoning.terms import Rule
 from gdl.solving.solve import (  # the two-player solve's helpers, shared
-    MIN_PROBABILITY,
     load_for_solve,
     payoff_number,
     peak_rss_mb,
     raise_hint,
     solve_progress,
+    state_lines,
 )
-from gdl.solving.store import node_line
 from solvers import registry
 from solvers.errors import LimitReached
 from solvers.nplayer.dag import JointDag, JointSolution
@@ -96,31 +95,13 @@ class NPlayerSolveResult:
     def strategy_lines(self, states: Iterable[int] | None = None) -> Iterator[dict]:
         """The ``--strategy`` lines: the solved non-terminal states in order (or ``states``),
         moves as the machine's KIF."""
-        dag, solution, expansion = self.dag, self.solution, self.expansion
-        machine = expansion.machine
+        dag, solution = self.dag, self.solution
         if states is None:
             states = np.flatnonzero(solution.solved & ~dag.terminal).tolist()
-        labels: dict[int, list[list[str]]] = {}        # by legal move set (batched)
-        for s in states:
-            if dag.terminal[s] or not solution.solved[s]:
-                continue
-            key = int(expansion.legal_set[s]) if expansion.legal_set is not None else -1
-            names = labels.get(key)
-            if names is None:
-                moves = expansion.moves(s)
-                assert moves is not None
-                names = [[machine.move_to_kif(m) for m in moves[p]]
-                         for p in range(dag.num_players)]
-                if key >= 0:
-                    labels[key] = names
-            strategies = {}
-            for p, role in enumerate(self.roles):
-                probs = solution.state_strategy(dag, s, p).tolist()
-                strategies[role] = {names[p][k]: float(x) for k, x in enumerate(probs)
-                                    if x > MIN_PROBABILITY}
-            yield node_line(expansion.state_to_kif(s), strategies,
-                            {role: payoff_number(v) for role, v in
-                             zip(self.roles, solution.values[s].tolist(), strict=True)})
+        chosen = [s for s in states if not dag.terminal[s] and solution.solved[s]]
+        return state_lines(self.expansion, chosen, self.roles,
+                           lambda s, p: solution.state_strategy(dag, s, p),
+                           lambda s: solution.values[s].tolist())
 
     def to_json(self) -> dict:
         dag = self.dag

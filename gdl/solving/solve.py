@@ -406,26 +406,35 @@ def dag_strategy_lines(expansion: DagExpansion, solution: DagSolution,
     """The strategy lines of a DAG solution: its solved non-terminal states in order
     (or ``states``), moves as the machine's KIF."""
     dag = expansion.dag
-    roles = dag.player_names
-    machine = expansion.machine
     if states is None:
         states = np.flatnonzero(solution.solved & ~dag.terminal).tolist()
-    labels: dict[int, tuple[list[str], list[str]]] = {}   # by legal move set (batched)
+    chosen = [s for s in states if not dag.terminal[s] and solution.solved[s]]
+    return state_lines(expansion, chosen, dag.player_names, solution.strategy,
+                       lambda s: solution.values[s])
+
+
+def state_lines(expansion: DagExpansion, states: Iterable[int], roles: Sequence[str],
+                strategy_of: Callable[[int, int], np.ndarray],
+                values_of: Callable[[int], Sequence[float]]) -> Iterator[dict]:
+    """One strategy line per state of ``states`` (``strategy_of(state, player)``: the
+    player's move probabilities; ``values_of(state)``: every player's value), the
+    moves spelt once per legal move set."""
+    machine = expansion.machine
+    labels: dict[int, list[list[str]]] = {}   # by legal move set (batched)
     for s in states:
-        if dag.terminal[s] or not solution.solved[s]:
-            continue
         key = int(expansion.legal_set[s]) if expansion.legal_set is not None else -1
         names = labels.get(key)
         if names is None:
             moves = expansion.moves(s)
-            names = ([machine.move_to_kif(m) for m in moves[0]],  # type: ignore[index]
-                     [machine.move_to_kif(m) for m in moves[1]])  # type: ignore[index]
+            assert moves is not None
+            names = [[machine.move_to_kif(m) for m in moves[p]] for p in range(len(roles))]
             if key >= 0:
                 labels[key] = names
-        strategies = {roles[p]: _strategy(names[p], solution.strategy(s, p)) for p in (0, 1)}
-        value = solution.values[s]
+        strategies = {role: _strategy(names[p], strategy_of(s, p))
+                      for p, role in enumerate(roles)}
         yield node_line(expansion.state_to_kif(s), strategies,
-                        {roles[0]: payoff_number(value[0]), roles[1]: payoff_number(value[1])})
+                        {role: payoff_number(v) for role, v in zip(roles, values_of(s),
+                                                                    strict=True)})
 
 
 def _strategy(labels: Sequence[str], probs: np.ndarray) -> dict[str, float]:
