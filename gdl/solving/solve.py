@@ -27,7 +27,6 @@ the agent (:mod:`gdl.solving.store`, or the compact ``.npz`` of
 from __future__ import annotations
 
 import dataclasses
-import resource
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -44,6 +43,7 @@ from gdl.solving.store import NPZ_ABOVE_STATES, node_line, save_solution
 from gdl.solving.store_npz import save_dag_solution
 from solvers import registry
 from solvers.errors import GameError, LimitReached
+from solvers.progress import peak_rss_mb, solve_progress
 from solvers.simultaneous.dag_convert import dag_to_game, from_game_solution
 from solvers.simultaneous.dag_solution import DagSolution
 from solvers.simultaneous.dag_solve import solve_dag
@@ -52,7 +52,6 @@ from solvers.simultaneous.doab import counts
 SOLVERS = registry.names(registry.SIMULTANEOUS)
 PATHS = ("dag", "model")
 MIN_PROBABILITY = 1e-12     # moves below this are left out of strategy lines
-PROGRESS_SECONDS = 2.0
 
 
 @dataclass
@@ -279,8 +278,12 @@ def _raise_hint(message: str) -> str:
 def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
                engine: str = "auto", selection: str = "first",
                progress: Callable[[str], None] | None = None,
-               path: str | None = None) -> GdlSolveResult:
+               path: str | None = None,
+               loaded: Callable[[str, str, float], None] | None = None) -> GdlSolveResult:
     """Steps 1-4 for a game file: load, expand, solve, certify.
+
+    ``loaded(name, engine, seconds)`` is called once the game is loaded, so a front end
+    can name the game also when a budget stops the work after that.
 
     ``path``: "dag" (the scale path) or "model" (the per-entry one); by default
     "dag" for the baseline and the IH, "model" for DOαβ and BIαβ.
@@ -294,6 +297,8 @@ def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
     player_count_check(rules)
     machine = load_machine(rules, engine=engine, name=name, filename=str(source))
     load_seconds = time.perf_counter() - start
+    if loaded is not None:
+        loaded(name, machine.engine_name, load_seconds)
     left = None
     if budget.time_limit is not None:
         check_loading_time(budget.time_limit, load_seconds)
@@ -309,14 +314,9 @@ def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
         left = max(budget.time_limit - (time.perf_counter() - start), 1e-3)
     solution, check, seconds = solve_any(
         expansion, solver, selection=selection, time_limit=left, memory_mb=budget.memory_mb,
-        progress=_solve_progress(progress, solver) if progress else None)
+        progress=solve_progress(progress, solver) if progress else None)
     return GdlSolveResult(name, rules, machine.engine_name, expansion, solution, check,
                           load_seconds, seconds, path, round(peak_rss_mb(), 1))
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory so far in MB (Linux: ru_maxrss is in KB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _expanded_line(expansion: DagExpansion) -> str:
@@ -396,22 +396,6 @@ def save_result(path: str | Path, result: GdlSolveResult,
         return save_dag_solution(target, result.expansion, result.solution,  # type: ignore[arg-type]
                                  **header)
     return save_solution(target, lines=result.strategy_lines(), **header)
-
-
-def _solve_progress(progress: Callable[[str], None], solver: str) -> Callable[[int, int], None]:
-    start = time.perf_counter()
-    last = [start]
-
-    def report(done: int, total: int) -> None:
-        now = time.perf_counter()
-        if now - last[0] >= PROGRESS_SECONDS:
-            last[0] = now
-            elapsed = now - start
-            progress(f"{solver}: {done:,} of {total:,} nodes solved, "
-                     f"{done / max(elapsed, 1e-9):,.0f} nodes/s, peak memory "
-                     f"{peak_rss_mb():,.0f} MB, {elapsed:.1f} s")
-
-    return report
 
 
 def _number(value: float) -> float:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from solvers.errors import FormatError, Location
-from solvers.extensive.model import ExtensiveGame, exact_number
+from solvers.extensive.model import CHANCE, ExtensiveGame, exact_number
 from solvers.report import mixed, player_keys
 
 _WS = re.compile(r"\s+")
@@ -46,6 +46,20 @@ def root_strategy(game: ExtensiveGame, sigma: np.ndarray) -> dict[str, dict[str,
             lo, hi = int(game.infoset_action_start[j]), int(game.infoset_action_start[j + 1])
             out[keys[player]] = mixed(game.infoset_actions[j], sigma[lo:hi].tolist())
     return out
+
+
+def root_strategy_note(game: ExtensiveGame, strategy: dict[str, dict[str, float]]) -> str:
+    """Why :func:`root_strategy` leaves players out, for the text line ('' when none is):
+    a ``-`` alone reads like a missing result."""
+    left_out = [name for name in player_keys(game.player_names) if name not in strategy]
+    if not left_out:
+        return ""
+    if len(left_out) < game.num_players:
+        return (f"({', '.join(left_out)}: the first move depends on what was dealt or seen; "
+                "--strategy writes them all)")
+    first = "nature moves first: " if game.num_nodes and game.node_kind[0] == CHANCE else ""
+    return (f"({first}each player's first move depends on what it was dealt or saw; "
+            "--strategy writes them all)")
 
 
 def write_strategy(game: ExtensiveGame, sigma: np.ndarray) -> str:
