@@ -30,14 +30,13 @@ the agent solves online within a budget.
 from __future__ import annotations
 
 import itertools
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from gdl.budget import Budget
+from gdl.budget import Budget, resident_mb
 from gdl.reasoning.state_machine import NATURE, Move, State, StateMachine
 from solvers.errors import LimitReached, UnsupportedGame, ValidationError
 from solvers.progress import RateClock
@@ -246,15 +245,6 @@ def _reorder(combo: tuple[Move, ...], slots: Sequence[int]) -> tuple[Move, ...]:
     for move, role in zip(combo, slots, strict=True):
         joint[role] = move
     return tuple(joint)
-
-
-def resident_mb() -> float:
-    """This process's resident memory in MB (Linux /proc; 0 where unavailable)."""
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 @dataclass
