@@ -338,7 +338,8 @@ class Gamer:
         except WorkerDied as exc:
             reason, broken = str(exc), True
         if not fresh:  # the worker did not say this step's legal moves: the light one
-            light = await self._light_legal()
+            # (a worker that died early leaves the light one the rest of the clock)
+            light = await self._light_legal(until)
             if light:
                 self._legal, fresh = light, True
         return self._fallback(reason, fresh, broken)
@@ -368,14 +369,14 @@ class Gamer:
         except WorkerDied:
             self._close_light()
 
-    async def _light_legal(self) -> list[str] | None:
-        """This step's legal moves from the light worker if it has said them by now
-        (it is not waited for: the deadline has come); None if not. A light worker
-        that failed (a GDL-II observation, a crash) is dropped."""
+    async def _light_legal(self, until: float | None = None) -> list[str] | None:
+        """This step's legal moves from the light worker if it says them by ``until``
+        (default: now, the deadline has come); None if not. A light worker that failed
+        (a GDL-II observation, a crash) is dropped."""
         if self._light is None:
             return None
         try:
-            answer = await self._light.receive(self._light_seq, time.monotonic())
+            answer = await self._light.receive(self._light_seq, until or time.monotonic())
         except WorkerDied:
             answer = ("error",)
         if answer is not None and answer[0] == "legal":

@@ -15,15 +15,24 @@ and raises :class:`~solvers.errors.LimitReached`, naming the limit reached:
   ``sample(seconds, states)`` is called at every budget check (seconds from the
   expansion's start, states found so far): ``ggp solve --trace`` records it.
 
+A whole command that cannot count its work in steps or states (``ggp check``: one
+query of the general prover can enumerate 2^300 rows) is bounded from outside by
+:func:`watched`: wall clock and resident memory growth, checked ten times a second.
+
 Each stage's defaults are its own fields' defaults, so ``Budget()`` grounds with
 300,000 steps and 60 s, and expands up to 2,000,000 states and 8 GB of growth.
 """
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import FrameType
 
 from solvers.errors import LimitReached
 
@@ -69,3 +78,69 @@ class Budget:
         planning within 9,000 steps)."""
         if time.monotonic() - self.created > self.max_seconds:
             raise LimitReached(f"grounding exceeds {self.max_seconds:g} s")
+
+
+def resident_mb() -> float:
+    """This process's resident memory in MB (Linux /proc; 0 where unavailable)."""
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+WATCH_SECONDS = 0.1     # between two checks of :func:`watched`
+
+
+@dataclass
+class Watch:
+    """What :func:`watched` is bounding: ``doing`` names the current phase in the
+    message (``"while loading the engine"``)."""
+
+    time_limit: float | None
+    memory_mb: float | None
+    doing: str = ""
+    started: float = field(default_factory=time.monotonic)
+    base_mb: float = field(default_factory=resident_mb)
+
+    def check(self) -> None:
+        """LimitReached past the time limit or the memory budget (resident growth)."""
+        seconds = time.monotonic() - self.started
+        doing = f" {self.doing}" if self.doing else ""
+        if self.time_limit is not None and seconds > self.time_limit:
+            raise LimitReached(f"the time limit of {self.time_limit:g} s was reached{doing} "
+                               "(raise --time-limit)")
+        if self.memory_mb is not None and resident_mb() - self.base_mb > self.memory_mb:
+            raise LimitReached(f"the memory budget of {self.memory_mb:,g} MB was reached{doing} "
+                               f"after {seconds:.1f} s (raise --memory-mb)")
+
+
+@contextmanager
+def watched(time_limit: float | None, memory_mb: float | None) -> Iterator[Watch]:
+    """Run the block under a wall-clock limit and a memory budget (resident growth),
+    checked every :data:`WATCH_SECONDS` by a timer signal: the check raises
+    :class:`~solvers.errors.LimitReached` in the main thread, in the middle of whatever
+    Python code runs there (the prover's queries clear their tables when interrupted).
+    A MemoryError (a spike between two checks) becomes the same LimitReached. Outside
+    the main thread, or with no limit given, the block runs unwatched."""
+    watch = Watch(time_limit, memory_mb)
+    armed = (time_limit is not None or memory_mb is not None) \
+        and threading.current_thread() is threading.main_thread()
+    if not armed:
+        yield watch
+        return
+
+    def on_timer(signum: int, frame: FrameType | None) -> None:
+        watch.check()
+
+    previous = signal.signal(signal.SIGALRM, on_timer)
+    signal.setitimer(signal.ITIMER_REAL, WATCH_SECONDS, WATCH_SECONDS)
+    try:
+        yield watch
+    except MemoryError:
+        raise LimitReached(f"the machine ran out of memory{' ' + watch.doing if watch.doing else ''} "
+                           f"after {time.monotonic() - watch.started:.1f} s (a lower "
+                           "--memory-mb stops the work earlier)") from None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0, 0)
+        signal.signal(signal.SIGALRM, previous)

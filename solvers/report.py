@@ -40,6 +40,18 @@ def values_text(values: dict[str, float]) -> str:
     return ", ".join(f"{player} {value:.10g}" for player, value in values.items())
 
 
+def solved_text(solver: str, values: dict[str, float], seconds: float, detail: str) -> str:
+    """``baseline: values p0 50, p1 50 in 0.37 s (detail)``: the line of a simultaneous-move
+    solve, of a GDL game or an ``.efg`` alike."""
+    return f"{solver}: values {values_text(values)} in {seconds:.2f} s ({detail})"
+
+
+def certificate_text(check: dict) -> str:
+    """``certificate: max gain 1.42e-14``, flagged when the check failed."""
+    return (f"certificate: max gain {check['max_gain']:.3g}"
+            + ("" if check.get("ok", True) else " (NOT an equilibrium within tolerance)"))
+
+
 def root_strategy_text(strategy: dict[str, dict[str, float]]) -> str:
     """``P1: rock 0.3333, paper 0.3333, scissors 0.3333; P2: ...`` (the text line)."""
     return "; ".join(f"{player}: " + ", ".join(f"{a} {p:.4g}" for a, p in moves.items())

@@ -9,7 +9,8 @@ Three kinds, one per solver family (columns in this order, ``docs/solve-json.md`
   of the value at the initial belief against time;
 * ``states`` (GDL expansion): ``seconds, states``; distinct states found against time.
 
-A trace holds at most :data:`MAX_ROWS` rows (plus the last) whatever the run's length:
+A sample that repeats the previous one in every column but ``seconds`` (a budget check
+that found no new state) adds no row, unless it is the run's last (its end). A trace holds at most :data:`MAX_ROWS` rows (plus the last) whatever the run's length:
 when full it keeps every other row and from then on records every other sample (the
 first and the last samples are always kept), so its size does not grow with the run.
 """
@@ -68,6 +69,9 @@ class Trace:
         if len(values) != len(self.kind.columns):
             raise ValueError(f"a {self.kind_name} row has {len(self.kind.columns)} values")
         row = tuple(float(v) for v in values)
+        if self._repeats(row):
+            self._latest = row      # a row only if the run ends on it (its end time)
+            return
         due = self._samples % self._stride == 0
         self._samples += 1
         self._latest = None if due else row
@@ -78,6 +82,14 @@ class Trace:
             final = self.rows[-1]
             self.rows = self.rows[:-1:2] + [final]
             self._stride *= 2
+
+    def _repeats(self, row: tuple[float, ...]) -> bool:
+        """``row`` equals the previous sample but for its time."""
+        previous = self._latest or (self.rows[-1] if self.rows else None)
+        if previous is None:
+            return False
+        timeless = [i for i, name in enumerate(self.kind.columns) if name != "seconds"]
+        return all(row[i] == previous[i] for i in timeless)
 
     def finish(self) -> None:
         """Keep the latest sample (the run's end) if the stride skipped it."""

@@ -26,6 +26,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     subprocess.run([sys.executable, "-c", "from agent.brains.factory import warm_up; warm_up()"],
                    cwd=REPO, check=False, timeout=900)
 
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The fast tests first, the ``slow`` ones last (each group in collection order), so
+    a failure shows within minutes of a 20-minute suite; every test still runs. A
+    selection (``-k``, ``-m``, a file) is ordered the same way."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is not None)
+
+
 def shared_path(*parts: str) -> Path:
     """A path under ../shared, skipping the test when it is not there."""
     path = SHARED.joinpath(*parts)

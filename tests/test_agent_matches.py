@@ -130,10 +130,10 @@ def assert_clean(record: dict) -> None:
 
 
 @pytest.mark.parametrize("game, clocks", [
-    ("ticTacToe", (1, 0.6)),
-    ("ticTicToe", (1, 0.6)),
-    ("connectFour", (1, 0.5)),
-    ("3pttc", (1, 0.5)),
+    ("ticTacToe", (1, 0.6)),   # one complete match early; the others (~20 s each) last
+    pytest.param("ticTicToe", (1, 0.6), marks=pytest.mark.slow),
+    pytest.param("connectFour", (1, 0.5), marks=pytest.mark.slow),
+    pytest.param("3pttc", (1, 0.5), marks=pytest.mark.slow),
 ])
 async def test_agents_play_complete_matches(game: str, clocks: tuple[float, float]) -> None:
     path = shared_path("gdl-corpus", "repository", f"{game}.kif")
@@ -154,6 +154,7 @@ async def test_puzzle_is_solved() -> None:
     assert record["goals"] == [100]  # maze's only full score: fetch the gold, bring it back
 
 
+@pytest.mark.slow
 async def test_our_server_drives_ggp_agent_http_processes(tmp_path) -> None:
     """``ggp agent --http`` processes seated as ``http://`` players by our match server."""
     pytest.importorskip("gdl.playable")
@@ -216,6 +217,7 @@ def scrambled(text: str) -> str:
     return re.sub(r"[^\s()]+", rename, re.sub(r";[^\n]*", "", text))
 
 
+@pytest.mark.slow
 async def test_scrambled_symbols_play_the_same(tmp_path: Path) -> None:
     original = shared_path("gdl-corpus", "repository", "ticTacToe.kif")
     path = tmp_path / "scrambled.kif"

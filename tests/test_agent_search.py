@@ -379,6 +379,7 @@ def test_timing_stops_a_clear_decision_and_goes_on_with_a_critical_one(tictactoe
     assert fresh.playouts >= 9 and all(v.min() > 0 for v in fresh.visits[:1])
 
 
+@pytest.mark.slow
 def test_the_agent_answers_in_time_under_a_tight_clock(tictactoe) -> None:
     from agent.brains.options import BrainOptions, GameSpec
     from agent.gamer import Gamer

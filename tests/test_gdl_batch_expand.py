@@ -186,7 +186,7 @@ def test_budgets_stop_with_one_line(monkeypatch) -> None:
 
 
 def test_progress_lines_give_rates_and_memory(monkeypatch) -> None:
-    monkeypatch.setattr(gdl.expansion.batch_expand, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(gdl.expansion.expand, "PROGRESS_SECONDS", 0.0)  # Limits' clock
     lines: list[str] = []
     expand_dag(load_machine(GAMES / "gdl" / "simultaneous_tictactoe.kif", engine="compiled"),
                progress=lines.append)

@@ -46,6 +46,7 @@ def same_picture(plot: Path, trace_csv: Path, title: str, tmp_path: Path) -> Non
     assert again.read_bytes() != plot.read_bytes()
 
 
+@pytest.mark.slow
 def test_cfr_plus_on_kuhn_traces_a_falling_nash_conv(tmp_path, capsys) -> None:
     game = shared_path("efg", "kuhn_from_course.efg")
     trace, plot = tmp_path / "k.csv", tmp_path / "k.png"

@@ -1,9 +1,12 @@
 """``ggp check`` and ``ggp playout``: the GDL engine at the command line.
 
-``ggp check GAME.kif``: parse and validate; print a short summary (roles, rule and
-relation counts, whether moves are simultaneous where one short random playout
-shows it, the engine "auto" picks), or every problem with ``file:line:col`` and
-exit 1.
+``ggp check GAME.kif [--time-limit S] [--memory-mb M]``: parse and validate; print a
+short summary (roles, rule and relation counts, whether moves are simultaneous where
+one short random playout shows it, the engine "auto" picks), or every problem with
+``file:line:col`` and exit 1. The whole check runs within ``--time-limit`` (60 s) and
+``--memory-mb`` of resident growth (2,048 MB) (:func:`gdl.budget.watched`): a game
+whose queries blow up (a 300-argument relation over {0, 1} has 2^300 rows) stops with
+one line naming the phase and the limit, exit 1.
 
 ``ggp playout GAME --count N --seed S [--trace OUT.jsonl] [--json] [--engine E]``:
 N random playouts (every role picks uniformly among its legal moves with one
@@ -21,6 +24,7 @@ import sys
 import time
 from pathlib import Path
 
+from gdl.budget import watched
 from gdl.reasoning.general_machine import GeneralMachine
 from gdl.reasoning.machine import ENGINES, load_machine, read_rules
 from gdl.reasoning.state_machine import StateMachine
@@ -32,35 +36,50 @@ from solvers.errors import GameError
 PROGRESS_SECONDS = 10.0
 SIMULTANEITY_STEPS = 100  # of the random playout `ggp check` looks at
 SIMULTANEITY_SECONDS = 2.0
+CHECK_SECONDS = 60.0
+CHECK_MEMORY_MB = 2048.0
 
 
 def check_main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="ggp check", description="Parse and validate a GDL "
                                      "game; print a summary or every problem.")
     parser.add_argument("game", type=Path, help="a .kif file")
+    parser.add_argument("--time-limit", type=float, default=CHECK_SECONDS, metavar="S",
+                        help="seconds for the whole check (default %(default)g)")
+    parser.add_argument("--memory-mb", type=float, default=CHECK_MEMORY_MB, metavar="M",
+                        help="resident memory growth allowed, in MB (default %(default)g)")
     args = parser.parse_args(argv)
-    rules, name = read_rules(args.game)
-    problems = problems_of(rules, str(args.game))
-    if problems:
-        for problem in problems:
-            print(problem)
-        print(f"{args.game}: invalid GDL, {len(problems)} problem"
-              f"{'s' if len(problems) > 1 else ''}")
-        return 1
-    machine = GeneralMachine(rules, name=name)
-    relations = {r.head.name for r in rules}
-    levels = {level: sum(1 for r in relations if machine.program.level.get(r) == level)
-              for level in (LEVEL_STATE, LEVEL_MOVE)}
-    facts = sum(1 for r in rules if r.is_fact)
-    kind = "GDL-II (players see only their moves and sees percepts)" if machine.has_sees \
-        else "GDL"
-    print(f"{args.game}: valid {kind}")
-    print(f"roles ({len(machine.roles)}): {' '.join(machine.roles)}")
-    print(f"rules: {len(rules) - facts} rules and {facts} facts over {len(relations)} relations "
-          f"({len(relations) - levels[LEVEL_STATE] - levels[LEVEL_MOVE]} static, "
-          f"{levels[LEVEL_STATE]} state-dependent, {levels[LEVEL_MOVE]} move-dependent)")
-    print(f"moves: {_simultaneity(machine)}")
-    engine = load_machine(rules, name=name)
+    if args.time_limit <= 0 or args.memory_mb <= 0:
+        raise GameError("--time-limit and --memory-mb must be positive")
+    with watched(args.time_limit, args.memory_mb) as watch:
+        watch.doing = "while reading the rules"
+        rules, name = read_rules(args.game)
+        watch.doing = "while validating the rules"
+        problems = problems_of(rules, str(args.game))
+        if problems:
+            for problem in problems:
+                print(problem)
+            print(f"{args.game}: invalid GDL, {len(problems)} problem"
+                  f"{'s' if len(problems) > 1 else ''}")
+            return 1
+        watch.doing = "while preparing the general engine"
+        machine = GeneralMachine(rules, name=name)
+        relations = {r.head.name for r in rules}
+        levels = {level: sum(1 for r in relations if machine.program.level.get(r) == level)
+                  for level in (LEVEL_STATE, LEVEL_MOVE)}
+        facts = sum(1 for r in rules if r.is_fact)
+        kind = "GDL-II (players see only their moves and sees percepts)" if machine.has_sees \
+            else "GDL"
+        print(f"{args.game}: valid {kind}")
+        print(f"roles ({len(machine.roles)}): {' '.join(machine.roles)}")
+        print(f"rules: {len(rules) - facts} rules and {facts} facts over {len(relations)} "
+              f"relations ({len(relations) - levels[LEVEL_STATE] - levels[LEVEL_MOVE]} static, "
+              f"{levels[LEVEL_STATE]} state-dependent, {levels[LEVEL_MOVE]} move-dependent)",
+              flush=True)
+        watch.doing = "while playing a random playout"
+        print(f"moves: {_simultaneity(machine)}", flush=True)
+        watch.doing = "while choosing the engine (grounding)"
+        engine = load_machine(rules, name=name)
     reason = f" ({engine.fallback_reason})" if engine.fallback_reason else ""
     print(f"engine: {engine.engine_name}{reason}")
     return 0

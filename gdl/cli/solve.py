@@ -58,7 +58,7 @@ from solvers.cli.quiet import add_quiet
 from solvers.errors import GameError, LimitReached
 from solvers.files import prepare_output
 from solvers.matrix.selection import check_selection
-from solvers.report import root_strategy_text
+from solvers.report import certificate_text, root_strategy_text, solved_text
 from solvers.simultaneous.doab import counts_line
 from solvers.trace import Trace, add_trace_arguments, trace_options
 
@@ -99,11 +99,15 @@ def solve_main(argv: Sequence[str]) -> int:
                     memory_mb=args.memory_mb, sample=trace.add if outputs.wanted else None)
     if args.ray is not None:
         return _solve_on_ray(args, budget, progress)
+    game_lines: list[str] = []
     try:
         result = solve_game(args.game, args.solver, budget=budget, engine=args.engine,
-                            selection=args.selection, progress=progress, path=args.path)
+                            selection=args.selection, progress=progress, path=args.path,
+                            loaded=lambda *game: game_lines.append(_game_line(*game)))
     except LimitReached:
         trace.save(outputs.trace, outputs.plot)     # how far it got is worth keeping
+        if game_lines and not args.json:
+            print(game_lines[0], flush=True)    # the game is named before the error line
         raise
     if outputs.wanted:
         trace.add(result.expand_seconds, result.states)
@@ -153,21 +157,18 @@ def _solve_on_ray(args: argparse.Namespace, budget: Budget,
 def _summary(result: GdlSolveResult) -> str:
     constant_sum = result.constant_sum
     kind = f"constant-sum {constant_sum:g}" if constant_sum is not None else "general-sum"
-    values = ", ".join(f"{role} {value:g}" for role, value in result.values().items())
-    check = result.certificate
     unit = "states" if result.path == "dag" else "nodes"
     return "\n".join([
-        f"game {result.name} (engine {result.engine}, loaded in {result.load_seconds:.2f} s)",
+        _game_line(result.name, result.engine, result.load_seconds),
         f"expanded ({result.path} path): {result.states:,} states "
         f"({result.figures()['nonterminal']:,} "
         f"non-terminal), {result.nodes:,} nodes, {result.transitions:,} transitions, {kind}, "
         f"in {result.expand_seconds:.2f} s ({result.bytes_per_state:.0f} B/state)",
-        f"{result.solution.solver}: values {values} in {result.solve_seconds:.2f} s "  # type: ignore[attr-defined]
-        f"({result.support_size():,} {unit} in the strategy's support)",
+        solved_text(result.solution.solver, result.values(), result.solve_seconds,  # type: ignore[attr-defined]
+                    f"{result.support_size():,} {unit} in the strategy's support"),
         "root strategy: " + root_strategy_text(result.root_strategy()),
         *filter(None, [counts_line(result.solution), _equilibria_line(result.equilibria())]),
-        f"certificate: max gain {check['max_gain']:.3g}"
-        + ("" if check.get("ok", True) else " (NOT an equilibrium within tolerance)"),
+        certificate_text(result.certificate),
     ])
 
 
@@ -176,6 +177,10 @@ def _equilibria_line(equilibria: dict) -> str | None:
     state by state (DOαβ)."""
     methods = ", ".join(f"{count:,} {name}" for name, count in equilibria["methods"].items())
     return f"equilibria (selection {equilibria['selection']}): {methods}" if methods else None
+
+
+def _game_line(name: str, engine: str, load_seconds: float) -> str:
+    return f"game {name} (engine {engine}, loaded in {load_seconds:.2f} s)"
 
 
 def _write_lines(path: str, lines: Iterator[dict]) -> None:

@@ -49,7 +49,6 @@ import numpy as np
 
 from gdl.budget import Budget
 from gdl.expansion.expand import (
-    PROGRESS_SECONDS,
     Limits,
     StateGraph,
     expand_states,
@@ -297,7 +296,7 @@ class BatchedExpansion:
                               packed=packed, legal_set=self.legal_set.trimmed(),
                               legal_rows=self.legal.trimmed(),
                               level_start=np.array(self.levels, dtype=np.int64))
-        if self.progress is not None and seconds >= PROGRESS_SECONDS:
+        if self.progress is not None and self.limits.rate.due(self.states.n, self.transitions):
             self._report()
         return result
 
@@ -419,15 +418,15 @@ class BatchedExpansion:
                                               self.entry_child)))
 
     def _check_budget(self) -> None:
-        if self.limits.check(self.states.n) and self.progress is not None:
+        if self.limits.check(self.states.n, self.transitions) and self.progress is not None:
             self._report()
 
     def _report(self) -> None:
-        elapsed = max(time.perf_counter() - self.limits.start, 1e-9)
-        found = self.states.n
+        elapsed = time.perf_counter() - self.limits.start
+        found, rate = self.states.n, self.limits.rate
         level = len(self.levels) - 2
-        self.progress(f"expand: {found:,} states found, {found / elapsed:,.0f} states/s, "  # type: ignore[misc]
-                      f"{self.transitions / elapsed:,.0f} transitions/s, level {level}, "
+        self.progress(f"expand: {found:,} states found, {rate.per_second(found):,.0f} states/s, "  # type: ignore[misc]
+                      f"{rate.per_second(self.transitions, 1):,.0f} transitions/s, level {level}, "
                       f"{self.held_bytes() / 2**20:,.0f} MB held "
                       f"({self.held_bytes() / max(found, 1):.0f} B/state), "
                       f"resident +{self.limits.resident_growth():,.0f} MB, {elapsed:.1f} s")

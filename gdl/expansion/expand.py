@@ -31,16 +31,16 @@ the agent solves online within a budget.
 from __future__ import annotations
 
 import itertools
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from gdl.budget import Budget
+from gdl.budget import Budget, resident_mb
 from gdl.reasoning.state_machine import NATURE, Move, State, StateMachine
 from solvers.errors import LimitReached, UnsupportedGame, ValidationError
+from solvers.progress import RateClock
 from solvers.simultaneous.model import CHANCE, DECISION, TERMINAL, SimultaneousGame
 
 PROGRESS_SECONDS = 2.0      # between two progress lines
@@ -162,7 +162,7 @@ class Explorer:
                 expand_one(s)
             s += 1
         graph.seconds = time.perf_counter() - self.limits.start
-        if self.progress is not None and graph.seconds >= PROGRESS_SECONDS:
+        if self.progress is not None and self.limits.rate.due(len(graph.states)):
             self._report()
 
     def _number(self, state: State) -> int:
@@ -219,7 +219,7 @@ class Explorer:
     def _report(self) -> None:
         elapsed = time.perf_counter() - self.limits.start
         found = len(self.graph.states)
-        self.progress(f"expand: {found:,} states found, {found / max(elapsed, 1e-9):,.0f} "
+        self.progress(f"expand: {found:,} states found, {self.limits.rate.per_second(found):,.0f} "
                       f"states/s, resident +{self.limits.resident_growth():,.0f} MB, "
                       f"{elapsed:.1f} s")  # type: ignore[misc]
 
@@ -231,7 +231,7 @@ class Limits:
     def __init__(self, budget: Budget) -> None:
         self.budget = budget
         self.start = time.perf_counter()
-        self.last_line = self.start
+        self.rate = RateClock(PROGRESS_SECONDS)
         self.base_memory = resident_mb()
         clock = self.start if budget.started is None else budget.started
         self.deadline = None if budget.time_limit is None else clock + budget.time_limit
@@ -240,9 +240,10 @@ class Limits:
         """MB of resident memory gained since the expansion started."""
         return resident_mb() - self.base_memory
 
-    def check(self, found: int) -> bool:
+    def check(self, found: int, *more: int) -> bool:
         """Raise LimitReached when the time limit or the memory budget (resident growth)
-        is reached, ``found`` states found; True when a progress line is due."""
+        is reached, ``found`` states found; True when a progress line is due (``more``:
+        other counts whose rates the line gives, see :class:`RateClock`)."""
         budget, now = self.budget, time.perf_counter()
         if budget.sample is not None:
             budget.sample(now - self.start, found)
@@ -253,10 +254,7 @@ class Limits:
             raise LimitReached(f"expansion stopped: the memory budget of "
                                f"{budget.memory_mb:,g} MB was reached with {found:,} "
                                "states found (raise --memory-mb)")
-        if now - self.last_line < PROGRESS_SECONDS:
-            return False
-        self.last_line = now
-        return True
+        return self.rate.due(found, *more)
 
 
 def _reorder(combo: tuple[Move, ...], slots: Sequence[int]) -> tuple[Move, ...]:
@@ -265,15 +263,6 @@ def _reorder(combo: tuple[Move, ...], slots: Sequence[int]) -> tuple[Move, ...]:
     for move, role in zip(combo, slots, strict=True):
         joint[role] = move
     return tuple(joint)
-
-
-def resident_mb() -> float:
-    """This process's resident memory in MB (Linux /proc; 0 where unavailable)."""
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-    except (OSError, ValueError, IndexError):
-        return 0.0
 
 
 @dataclass

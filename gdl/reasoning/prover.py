@@ -194,11 +194,28 @@ def plan_body(body: Sequence[FlatLiteral], bound: set[str],
             selectivity = 0 if any(not isinstance(a, Var) or a.name in bound for a in args) else 1
         return (0 if i == first else 1, 0 if names[i] <= bound else 1, selectivity, i)
 
+    # an atom's score depends on ``bound`` only through its own variables: kept until
+    # one of them is bound (a 300-atom body was scored 45,000 times, 2 s of a start clock)
+    scores: dict[int, tuple[int, int, float, int]] = {}
+    atoms_of: dict[str, list[int]] = {}
+    for i in positives:
+        for name in names[i]:
+            atoms_of.setdefault(name, []).append(i)
+
+    def kept_score(i: int) -> tuple[int, int, float, int]:
+        known = scores.get(i)
+        if known is None:
+            known = scores[i] = score(i)
+        return known
+
     place_filters()
     while positives:
-        best = min(positives, key=score)
+        best = min(positives, key=kept_score)
         positives.remove(best)
         order.append(best)
+        for name in names[best] - bound:
+            for i in atoms_of[name]:
+                scores.pop(i, None)
         bound |= names[best]
         place_filters()
     if filters:

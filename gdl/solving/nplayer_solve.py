@@ -32,15 +32,14 @@ from gdl.reasoning.terms import Rule
 from gdl.solving.solve import (  # the two-player solve's helpers, shared
     load_for_solve,
     payoff_number,
-    peak_rss_mb,
     raise_hint,
-    solve_progress,
     state_lines,
 )
 from solvers import registry
 from solvers.errors import LimitReached
 from solvers.nplayer.dag import JointDag, JointSolution
 from solvers.nplayer.induction import check_selection
+from solvers.progress import peak_rss_mb, solve_progress
 
 SOLVERS = registry.names(registry.NPLAYER)
 DEFAULT_SOLVER = SOLVERS[0]

@@ -37,12 +37,13 @@ from gdl.reasoning.state_machine import Move, StateMachine
 from gdl.reasoning.terms import Rule
 from gdl.reasoning.trace import step_record
 from gdl.solving.puzzle_search import goal_ceiling, goal_search
-from gdl.solving.solve import load_for_solve, payoff_number, peak_rss_mb
+from gdl.solving.solve import load_for_solve, payoff_number
 from gdl.solving.store import node_line
 from solvers import registry
 from solvers.errors import GameError, LimitReached
 from solvers.nplayer.dag import JointSolution
 from solvers.nplayer.puzzle import solve as solve_plan
+from solvers.progress import peak_rss_mb
 
 EXACT_TIME_SHARE = 2 / 3    # of a time limit, for the exact plan's expansion and solve
 CYCLE = "form a cycle"      # in the expansion's and the level order's cycle errors

@@ -27,7 +27,6 @@ the agent (:mod:`gdl.solving.store`, or the compact ``.npz`` of
 from __future__ import annotations
 
 import dataclasses
-import resource
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from gdl.solving.store_npz import save_dag_solution
 from solvers import registry
 from solvers.errors import GameError, LimitReached
 from solvers.matrix.equilibrium import METHOD_NAMES
+from solvers.progress import peak_rss_mb, solve_progress
 from solvers.simultaneous.dag_convert import dag_to_game, from_game_solution
 from solvers.simultaneous.dag_solution import DagSolution
 from solvers.simultaneous.dag_solve import solve_dag
@@ -54,7 +54,6 @@ from solvers.simultaneous.doab import counts
 SOLVERS = registry.names(registry.SIMULTANEOUS)
 PATHS = ("dag", "model")
 MIN_PROBABILITY = 1e-12     # moves below this are left out of strategy lines
-PROGRESS_SECONDS = 2.0
 
 
 @dataclass
@@ -308,8 +307,12 @@ def raise_hint(message: str) -> str:
 def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
                engine: str = "auto", selection: str = "first",
                progress: Callable[[str], None] | None = None,
-               path: str | None = None) -> GdlSolveResult:
+               path: str | None = None,
+               loaded: Callable[[str, str, float], None] | None = None) -> GdlSolveResult:
     """Steps 1-4 for a game file: load, expand, solve, certify.
+
+    ``loaded(name, engine, seconds)`` is called once the game is loaded, so a front end
+    can name the game also when a budget stops the work after that.
 
     ``path``: "dag" (the scale path) or "model" (the per-entry one); by default
     "dag" for the baseline and the IH, "model" for DOαβ and BIαβ.
@@ -318,9 +321,11 @@ def solve_game(source: str | Path, solver: str, *, budget: Budget | None = None,
     if path not in PATHS:
         raise GameError(f"unknown path {path!r}; use one of {', '.join(PATHS)}")
     start = time.perf_counter()
-    loaded = load_for_solve(source, engine, budget, check=player_count_check)
-    machine, budget, load_seconds = loaded.machine, loaded.budget, loaded.seconds
-    rules, name = loaded.rules, loaded.name
+    game_file = load_for_solve(source, engine, budget, check=player_count_check)
+    machine, budget, load_seconds = game_file.machine, game_file.budget, game_file.seconds
+    rules, name = game_file.rules, game_file.name
+    if loaded is not None:
+        loaded(name, machine.engine_name, load_seconds)
     left = None
     expansion: Expansion | DagExpansion
     if path == "dag":
@@ -365,11 +370,6 @@ def load_for_solve(source: str | Path, engine: str = "auto", budget: Budget | No
         check_loading_time(budget.time_limit, seconds)
         budget = dataclasses.replace(budget, started=start)
     return Loaded(rules, name, machine, seconds, budget)
-
-
-def peak_rss_mb() -> float:
-    """This process's peak resident memory so far in MB (Linux: ru_maxrss is in KB)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def _expanded_line(expansion: DagExpansion) -> str:
@@ -458,22 +458,6 @@ def save_result(path: str | Path, result: GdlSolveResult,
         return save_dag_solution(target, result.expansion, result.solution,  # type: ignore[arg-type]
                                  **header)
     return save_solution(target, lines=result.strategy_lines(), **header)
-
-
-def solve_progress(progress: Callable[[str], None], solver: str) -> Callable[[int, int], None]:
-    start = time.perf_counter()
-    last = [start]
-
-    def report(done: int, total: int) -> None:
-        now = time.perf_counter()
-        if now - last[0] >= PROGRESS_SECONDS:
-            last[0] = now
-            elapsed = now - start
-            progress(f"{solver}: {done:,} of {total:,} nodes solved, "
-                     f"{done / max(elapsed, 1e-9):,.0f} nodes/s, peak memory "
-                     f"{peak_rss_mb():,.0f} MB, {elapsed:.1f} s")
-
-    return report
 
 
 def payoff_number(value: float) -> float:

@@ -29,7 +29,7 @@ from solvers.extensive.files import read_game_file
 from solvers.extensive.highs_run import LPInterrupted
 from solvers.extensive.model import ExtensiveGame
 from solvers.extensive.solve import SAMPLING, solve
-from solvers.extensive.strategy_io import read_strategy, write_strategy
+from solvers.extensive.strategy_io import read_strategy, root_strategy_note, write_strategy
 from solvers.files import prepare_output, read_text
 from solvers.report import by_player, root_strategy_text, values_text
 from solvers.trace import Trace, TraceOptions, add_trace_arguments, trace_options
@@ -127,7 +127,8 @@ def solve_and_report(game: ExtensiveGame, args: argparse.Namespace, deadline: fl
         print(json.dumps({**summary, **(extra or {})}))
     else:
         print(f"solver: {result.solver}\nvalues: {values_text(summary['values'])}\n"
-              f"root strategy: {root_strategy_text(summary['root_strategy'])}\n"
+              f"root strategy: {root_strategy_text(summary['root_strategy'])}"
+              f"{' ' + note if (note := root_strategy_note(game, summary['root_strategy'])) else ''}\n"
               f"nash_conv: {result.nash_conv:.6g}\n"
               f"iterations: {result.iterations}\nseconds: {result.seconds:.3f}"
               + "".join(f"\n{key}: {value}" for key, value in (extra or {}).items()))

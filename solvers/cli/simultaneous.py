@@ -26,7 +26,8 @@ from solvers.cli.quiet import add_quiet, stderr_lines
 from solvers.errors import GameError
 from solvers.files import prepare_output
 from solvers.matrix.selection import SELECTIONS
-from solvers.report import by_player, root_strategy_text, values_text
+from solvers.progress import solve_progress
+from solvers.report import by_player, certificate_text, root_strategy_text, solved_text
 from solvers.simultaneous import doab
 from solvers.simultaneous.efg_export import write_efg
 from solvers.simultaneous.efg_import import read_simultaneous_efg
@@ -78,17 +79,6 @@ def strategy_lines(game: SimultaneousGame, solution: Solution) -> list[dict]:
     return lines
 
 
-def _progress_printer(label: str):
-    last = [time.perf_counter()]
-
-    def report(done: int, total: int) -> None:
-        now = time.perf_counter()
-        if now - last[0] >= 1.0:
-            last[0] = now
-            print(f"{label}: {done}/{total} nodes", file=sys.stderr, flush=True)
-    return report
-
-
 def solve_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="ggp solve", description="Solve a simultaneous-move .efg (one joint move a step): the thesis' "
                                      "baseline or interval heuristic, DOαβ or BIαβ.")
@@ -115,14 +105,15 @@ def solve_main(argv: list[str]) -> int:
         raise GameError(f"{args.game}: the baseline, ih, doab and biab solvers read .efg files")
     started = time.monotonic()
     strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
+    lines = stderr_lines(args)
     # the time limit covers reading too
     game = read_simultaneous_efg(
-        args.game, max_nodes=args.max_nodes, progress=stderr_lines(args),
+        args.game, max_nodes=args.max_nodes, progress=lines,
         deadline=None if args.time_limit is None else started + args.time_limit)
     left = None if args.time_limit is None else max(
         args.time_limit - (time.monotonic() - started), 1e-3)
     solution = registry.solver(args.solver).solve(game, selection=args.selection,
-                                    progress=None if args.quiet else _progress_printer(args.solver),
+                                    progress=solve_progress(lines, args.solver) if lines else None,
                                     time_limit=left, max_nodes=args.max_nodes)
     cert = registry.MODELS[registry.SIMULTANEOUS].certify(game, solution)
     values = by_player(game.player_names, solution.root_values)
@@ -140,12 +131,10 @@ def solve_main(argv: list[str]) -> int:
                           "nodes": game.num_nodes, "seconds": solution.seconds,
                           "certificate": cert, **doab.counts(solution)}))
     else:
-        print(f"{args.solver}: {values_text(values)} "
-              f"({game.num_nodes} nodes, {int(solution.solved.sum())} solved, "
-              f"{solution.seconds:.4f} s)")
+        print(solved_text(args.solver, values, solution.seconds,
+                          f"{game.num_nodes:,} nodes, {int(solution.solved.sum()):,} solved"))
         print(f"root strategy: {root_strategy_text(solution.root_strategy())}")
         if doab.counts_line(solution):
             print(doab.counts_line(solution))
-        print(f"certificate: max gain {cert['max_gain']:.3g} "
-              f"({'ok' if cert['ok'] else 'NOT an equilibrium within 1e-9 of the payoff range'})")
+        print(certificate_text(cert))
     return 0 if cert["ok"] else 1

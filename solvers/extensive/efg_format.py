@@ -553,8 +553,10 @@ class _EfgReader:
                 and table.outcome_exact.get(outcome) == exact)
 
     def _infoset_names(self) -> list[str]:
-        """Whitespace-free, unique display names of the personal information sets."""
-        cleaned = [re.sub(r"\s+", "_", name) for name in self.set_names]
+        """Unique display names of the personal information sets: the file's names
+        (the strategy format's words spell their spaces, :mod:`solvers.extensive.tokens`);
+        an unnamed or repeated one is ``P<player>.<number>``."""
+        cleaned = [" ".join(name.split()) for name in self.set_names]
         uses = Counter(cleaned)
         keys = self.table.infoset_keys
         return [name if name and uses[name] == 1 else f"P{keys[i][0]}.{keys[i][1]}"

@@ -466,7 +466,7 @@ def _chance_reach_and_utility(order: np.ndarray, depth: np.ndarray, parent: np.n
     reach = np.ones(len(parent))
     utility = payoff.copy()
     rest = order[1:]
-    for lo, hi in _depth_blocks(depth[rest]):
+    for lo, hi in equal_runs(depth[rest]):
         kids = rest[lo:hi]
         par = parent[kids]
         reach[kids] = reach[par] * edge_prob[child_start[par] + action[kids]]
@@ -485,7 +485,7 @@ def _last_sequences(player: np.ndarray, node_infoset: np.ndarray, parent: np.nda
     last = np.empty((len(player), num_players), dtype=np.int64)
     last[0] = np.arange(num_players)
     rest = order[1:]
-    for lo, hi in _depth_blocks(depth[rest]):
+    for lo, hi in equal_runs(depth[rest]):
         kids = rest[lo:hi]
         par = parent[kids]
         # copy each parent's row, then overwrite the acting player's column
@@ -530,8 +530,10 @@ def _recall_problem(last: np.ndarray, first_node: list[int], player: np.ndarray,
             f"{int(player[bad[0]]) + 1} is reached after different own histories")
 
 
-def _depth_blocks(depths: np.ndarray) -> list[tuple[int, int]]:
-    """(start, stop) of runs of equal values in a sorted array."""
-    cuts = np.flatnonzero(np.diff(depths)) + 1
-    bounds = [0, *cuts.tolist(), len(depths)]
+def equal_runs(values: np.ndarray) -> list[tuple[int, int]]:
+    """(start, stop) of runs of equal values in a sorted array (none when empty)."""
+    if not len(values):
+        return []
+    cuts = np.flatnonzero(np.diff(values)) + 1
+    bounds = [0, *cuts.tolist(), len(values)]
     return list(zip(bounds[:-1], bounds[1:], strict=True))

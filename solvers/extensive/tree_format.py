@@ -11,7 +11,9 @@ Lines, in any order (real files list leaves before their parents):
 A history is ``/`` for the root, else ``/E1/E2/.../En`` with an optional trailing
 ``/``; each edge is ``P<k>:<action>`` (player k) or ``C:<action>`` / ``c:<action>``
 (chance). A player node that no infoset line names is its own information set, named
-by its history (LiteEFG's files leave such lines out).
+by its history (LiteEFG's files leave such lines out). Actions and information-set
+names are single words: whitespace and ``%`` are written ``%XX`` and read back
+(:mod:`solvers.extensive.tokens`), so a name with spaces round-trips.
 
 Errors (:class:`FormatError` with file, line and column): a node whose child is
 missing, a node listed twice or in two information sets, actions that differ inside an
@@ -36,6 +38,7 @@ from solvers.extensive.model import (
     build_game,
     exact_number,
 )
+from solvers.extensive.tokens import from_token, token
 from solvers.files import read_text
 
 # players are numbered, not listed: a number bounds the payoff vectors (2**64 hung the reader)
@@ -207,7 +210,8 @@ class _TreeReader:
             edges = stack.pop()
             line = self.nodes[edges]
             index[edges] = len(raws)
-            raw = RawNode(kind=line.kind, location=line.location, actions=line.actions)
+            raw = RawNode(kind=line.kind, location=line.location,
+                          actions=tuple(map(from_token, line.actions)))
             if line.kind == PLAYER:
                 raw.player = line.player
                 history = "/" + "/".join(edges)
@@ -236,7 +240,8 @@ class _TreeReader:
             orphan = next(e for e in self.nodes if e not in index)
             raise FormatError(f"node /{'/'.join(orphan)} is not reachable from the root",
                               self.nodes[orphan].location)
-        names = {raw.infoset: raw.infoset[1] for raw in raws if raw.kind == PLAYER}
+        names = {raw.infoset: from_token(raw.infoset[1]) if raw.infoset[0] == "set"
+                 else raw.infoset[1] for raw in raws if raw.kind == PLAYER}
         table = NodeTable.from_raw(raws, players, names, self.filename)
         return build_game("", [f"P{p + 1}" for p in range(players)], table,
                           [names[key] for key in table.infoset_keys], self.filename)
@@ -273,24 +278,19 @@ def write_tree(game: ExtensiveGame) -> str:
         if kind == CHANCE:
             tag = "C"
             lines.append(f"node {history} chance actions " + " ".join(
-                f"{_word(a)}={_num(p)}"
+                f"{token(a)}={_num(p)}"
                 for a, p in zip(actions, game.exact_probs[node], strict=True)))
         else:
             tag = f"P{int(game.node_player[node]) + 1}"
             lines.append(f"node {history} player {int(game.node_player[node]) + 1} actions "
-                         + " ".join(map(_word, actions)))
+                         + " ".join(map(token, actions)))
             members.setdefault(int(game.node_infoset[node]), []).append(history)
         for kid, action in zip(kids, actions, strict=True):
-            histories[kid] = f"{histories[node]}/{tag}:{_word(action)}"
+            histories[kid] = f"{histories[node]}/{tag}:{token(action)}"
         stack.extend(reversed(kids))
     for iset, nodes in sorted(members.items()):
-        lines.append(f"infoset {_word(game.infoset_names[iset])} nodes " + " ".join(nodes))
+        lines.append(f"infoset {token(game.infoset_names[iset])} nodes " + " ".join(nodes))
     return "\n".join(lines) + "\n"
-
-
-def _word(text: str) -> str:
-    """A label as one whitespace-free word (the format splits on whitespace)."""
-    return re.sub(r"\s+", "_", text) or "_"
 
 
 def _num(value: Fraction | float) -> str:

@@ -8,7 +8,9 @@ order: header (|S| |P| |A1| |A2| |O| #transitions #rewards discount), |S| state 
 reward lines ``s a1 a2 r`` (missing entries are 0) and the initial belief
 ``partition p_1 .. p_K``.
 
-Whitespace is free (spaces, tabs, CRLF, blank lines, no final newline). Every error
+Names keep their spaces (a state name is every word before the partition); the
+``,_`` that the pursuit-evasion files write for ``, `` reads as ``, ``
+(:func:`shown_name`). Whitespace is free (spaces, tabs, CRLF, blank lines, no final newline). Every error
 names its line: :class:`FormatError` for text that does not follow the format,
 :class:`ValidationError` for a well-formed file describing an invalid game.
 """
@@ -47,6 +49,13 @@ class _Lines:
 
     def rest(self) -> list[tuple[int, list[str]]]:
         return self.lines[self.pos:]
+
+
+def shown_name(name: str) -> str:
+    """A name as programs show it: the pursuit-evasion files' generator wrote the ``, ``
+    of its names (Java's ``[a, b]``, ``Action{x=1, y=2}``) as ``,_`` so that a state's
+    name is one word beside its partition; a space is given back there."""
+    return name.replace(",_", ", ")
 
 
 def read_posg(text: str, filename: str = "<input>") -> PosgModel:
@@ -90,7 +99,7 @@ class _Reader:
         return line, tokens
 
     def names(self, count: int, what: str) -> list[str]:
-        return [" ".join(self.src.next(f"{what} {i}")[1]) for i in range(count)]
+        return [shown_name(" ".join(self.src.next(f"{what} {i}")[1])) for i in range(count)]
 
     def action_list(self, bound: int, what: str) -> tuple[int, np.ndarray]:
         line, tokens = self.src.next(what)
@@ -125,7 +134,7 @@ class _Reader:
             sline, tokens = self.src.next(f"state line {s}")
             if len(tokens) < 2:
                 raise self.fail(sline, f"state {s}: expected '<name> <partition>'")
-            state_names.append(" ".join(tokens[:-1]))
+            state_names.append(shown_name(" ".join(tokens[:-1])))
             partition_of[s] = self.integer(sline, tokens[-1], f"partition of state {s}", n_p)
         a1_names = self.names(n_a1, "P1 action name")
         a2_names = self.names(n_a2, "P2 action name")
