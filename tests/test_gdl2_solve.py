@@ -119,7 +119,8 @@ def test_convert_output_is_read_by_pygambit(tmp_path) -> None:
     game = gambit.read_efg(str(out))
     result = gambit.nash.lp_solve(game, rational=True)
     profile = result.equilibria[0]
-    assert profile.payoff(game.players[0]) == KUHN_VALUE
+    first = list(game.players)[0]   # (pygambit 16.7 indexes players by label only)
+    assert profile.payoff(first) == KUHN_VALUE
 
 
 def test_node_budget_and_deadline_stop_the_expansion_cleanly() -> None:
