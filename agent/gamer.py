@@ -82,7 +82,7 @@ class WorkerDied(Exception):
 
 
 class Worker:
-    """One worker process (``python -m agent.worker``) and a socket pair to it, read
+    """One worker process (``python -m agent.worker_entry``) and a socket pair to it, read
     without blocking the event loop. A plain subprocess, not ``multiprocessing``'s
     spawn: that would re-import the caller's main module in the child."""
 
@@ -91,7 +91,7 @@ class Worker:
         """``warm``: a spare, which loads the compiled kernels while idle; ``legal``:
         the light worker, which only lists our legal moves."""
         ours, theirs = socket.socketpair()
-        command = [sys.executable, "-m", "agent.worker", str(theirs.fileno())]
+        command = [sys.executable, "-m", "agent.worker_entry", str(theirs.fileno())]
         if warm:
             command.append("--warm")
         if legal:

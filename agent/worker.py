@@ -1,7 +1,7 @@
 """The agent's worker process: it holds one brain and answers the agent's requests.
 
-``python -m agent.worker FD [--warm | --legal] [CRASH_AT_STEP]``
-(:class:`agent.gamer.Worker` starts it): :func:`worker_main` reads requests
+``python -m agent.worker_entry FD [--warm | --legal] [CRASH_AT_STEP]``
+(:class:`agent.gamer.Worker` starts it; :mod:`agent.worker_entry` guards the imports): :func:`worker_main` reads requests
 from the socket ``FD`` and answers them. The brain (:class:`agent.brains.base.Brain`,
 made by :func:`agent.brains.factory.make_brain`, or with ``--legal`` by
 :class:`agent.brains.legal.LegalBrain`, the agent's light fallback worker) does all
@@ -222,7 +222,7 @@ def die_with_the_agent() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m agent.worker FD [--warm | --legal] [CRASH_AT_STEP]``."""
+    """``python -m agent.worker_entry FD [--warm | --legal] [CRASH_AT_STEP]``."""
     die_with_the_agent()
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s worker %(levelname)s %(message)s")
     try:
