@@ -154,13 +154,15 @@ def solve_puzzle(source: str | Path, solver: str | None = None, *,
     ceiling = goal_ceiling(rules, machine, role)
     common = {"name": name, "rules": rules, "machine": machine, "role": role,
               "ceiling": ceiling, "load_seconds": load_seconds}
-    fallback = None
+    fallback, tried = None, 0.0
     if solver != "goal-search":
         exact = budget if budget.time_limit is None else dataclasses.replace(
             budget, time_limit=budget.time_limit * EXACT_TIME_SHARE)
+        tried = time.perf_counter()
         try:
             return _exact(machine, exact, progress, common)
         except GameError as exc:
+            tried = time.perf_counter() - tried
             # a budget reached, or a cycle (the search cuts cycles: a plan may exist)
             if solver == "plan" or nature is not None or not (
                     isinstance(exc, LimitReached) or CYCLE in exc.message):
@@ -168,7 +170,7 @@ def solve_puzzle(source: str | Path, solver: str | None = None, *,
             fallback = exc.message
             if progress is not None:
                 progress(f"plan: {exc.message}; falling back to the goal search")
-    return _search(machine, budget, progress, common, fallback)
+    return _search(machine, budget, progress, common, fallback, tried)
 
 
 def _exact(machine: StateMachine, budget: Budget, progress: Callable[[str], None] | None,
@@ -196,8 +198,8 @@ def _exact(machine: StateMachine, budget: Budget, progress: Callable[[str], None
 
 
 def _search(machine: StateMachine, budget: Budget, progress: Callable[[str], None] | None,
-            common: dict, fallback: str | None) -> PuzzleResult:
-    """Step 3."""
+            common: dict, fallback: str | None, tried: float) -> PuzzleResult:
+    """Step 3 (``tried``: the seconds the exact plan spent before it gave up)."""
     found = goal_search(machine, common["ceiling"], budget=budget, progress=progress)
     if found.goal is None and found.stopped:
         raise GameError(f"{common['name']}: no terminal state reached within the budget: "
@@ -209,7 +211,7 @@ def _search(machine: StateMachine, budget: Budget, progress: Callable[[str], Non
     certificate["search"] = found.reason
     return PuzzleResult(**common, solver="goal-search", value=found.goal, plan=found.plan,
                         steps=float(len(found.plan)), proved=found.proved and certificate["ok"],
-                        certificate=certificate, states=found.states, expand_seconds=0.0,
+                        certificate=certificate, states=found.states, expand_seconds=tried,
                         solve_seconds=found.seconds, fallback=fallback,
                         peak_rss_mb=round(peak_rss_mb(), 1))
 
