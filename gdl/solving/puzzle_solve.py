@@ -32,7 +32,7 @@ import numpy as np
 
 from gdl.budget import Budget
 from gdl.expansion.batch_expand import DagExpansion, expand_joint
-from gdl.expansion.expand import roles_of
+from gdl.expansion.expand import PROGRESS_SECONDS, roles_of
 from gdl.reasoning.machine import load_machine, read_rules
 from gdl.reasoning.state_machine import Move, StateMachine
 from gdl.reasoning.terms import Rule
@@ -182,7 +182,10 @@ def _exact(machine: StateMachine, budget: Budget, progress: Callable[[str], None
         progress(f"expand: {dag.num_states:,} states, {expansion.transitions:,} transitions "
                  f"in {expansion.seconds:.2f} s")
     start = time.perf_counter()
-    solution = solve_plan(dag)
+    left = None
+    if budget.time_limit is not None:
+        left = budget.time_limit - (start - (budget.started or start))
+    solution = solve_plan(dag, _level_progress(progress, start) if progress else None, left)
     certify = registry.MODELS[registry.PUZZLE].certify
     assert certify is not None
     certificate = certify(dag, solution)
@@ -195,6 +198,20 @@ def _exact(machine: StateMachine, budget: Budget, progress: Callable[[str], None
                         states=dag.num_states, expand_seconds=expansion.seconds,
                         solve_seconds=seconds, expansion=expansion, solution=solution,
                         peak_rss_mb=round(peak_rss_mb(), 1))
+
+
+def _level_progress(progress: Callable[[str], None],
+                    start: float) -> Callable[[int, int], None]:
+    """A line every PROGRESS_SECONDS while the levels are solved."""
+    last = [start]
+
+    def report(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= PROGRESS_SECONDS:
+            last[0] = now
+            progress(f"plan: {done:,} of {total:,} states solved, {now - start:.1f} s")
+
+    return report
 
 
 def _search(machine: StateMachine, budget: Budget, progress: Callable[[str], None] | None,
