@@ -56,14 +56,19 @@ CORPUS_GAMES = (
 
 
 def assert_same_graph(batched: DagExpansion, reference: DagExpansion) -> None:
+    """The same JointDag (and for two players the same StateDag), states and moves."""
     assert batched.batched and not reference.batched
-    dag, ref = batched.dag, reference.dag
+    dag, ref = batched.joint, reference.joint
     dag.validate()
     assert dag.num_states == ref.num_states
     assert [batched.state(s) for s in range(dag.num_states)] == reference.graph.states
-    for field in ("n0", "n1", "nk", "entry_start", "entry_child", "payoff"):
+    for field in ("counts", "nk", "entry_start", "entry_child", "payoff"):
         assert np.array_equal(getattr(dag, field), getattr(ref, field)), field
     assert dag.player_names == ref.player_names
+    if dag.num_players == 2:
+        batched.dag.validate()
+        for field in ("n0", "n1", "nk", "entry_start", "entry_child", "payoff"):
+            assert np.array_equal(getattr(batched.dag, field), getattr(reference.dag, field))
     for s in range(dag.num_states):
         assert batched.moves(s) == reference.moves(s)
     assert batched.transitions == reference.transitions

@@ -135,7 +135,8 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="ggp bench expand",
         description="Expansion speed: the batched path against the per-state one, in one run.")
-    parser.add_argument("games", nargs="*", help="GDL files (default: blocker and "
+    parser.add_argument("games", nargs="*", help="GDL files, of any number of players "
+                        "(default: blocker and "
                         "doubletictactoe from ../shared/gdl-corpus, simultaneous_tictactoe)")
     parser.add_argument("--max-states", type=int, default=2_000_000,
                         help="distinct states per path (default 2,000,000)")
