@@ -153,8 +153,10 @@ class _Search:
         there at once), then the highest goal first (step 2's order; a state without
         a goal value counts lowest)."""
         machine, player = self.machine, self.player
-        pairs = [(move, machine.next_state(state, (move,)))
-                 for move in machine.legal_moves(state, player)]
+        pairs = []
+        for move in machine.legal_moves(state, player):
+            pairs.append((move, machine.next_state(state, (move,))))
+            self._check_clock()     # a slow engine: a state's children can take seconds
         return sorted(pairs, key=lambda pair: (not machine.terminal_after(state, pair[1]),
                                                -self._goal_or_none(pair[1])))
 
@@ -163,6 +165,10 @@ class _Search:
             return float(self.machine.goals(state)[self.player])
         except GameRuntimeError:
             return -1.0
+
+    def _check_clock(self) -> None:
+        if self.deadline is not None and time.perf_counter() >= self.deadline:
+            self.limits.check(len(self.seen))
 
     def _enter(self, state: State) -> bool:
         """Enter ``state`` unless it was entered before; the budget checks."""
@@ -174,8 +180,7 @@ class _Search:
                                "states was reached (raise --max-states)")
         seen.add(state)
         found = len(seen)
-        if self.deadline is not None and time.perf_counter() >= self.deadline:
-            self.limits.check(found)
+        self._check_clock()
         if found % CHECK_EVERY == 0 and self.limits.check(found) and self.progress:
             elapsed = time.perf_counter() - self.limits.start
             best = "none yet" if self.result.goal is None else f"{self.result.goal:g}"

@@ -32,7 +32,7 @@ import numpy as np
 
 from gdl.budget import Budget
 from gdl.expansion.batch_expand import DagExpansion, expand_joint
-from gdl.expansion.expand import roles_of
+from gdl.expansion.expand import PROGRESS_SECONDS, roles_of
 from gdl.reasoning.state_machine import Move, StateMachine
 from gdl.reasoning.terms import Rule
 from gdl.reasoning.trace import step_record
@@ -173,13 +173,15 @@ def solve_puzzle_machine(machine: StateMachine, rules: list[Rule], name: str,
     ceiling = goal_ceiling(rules, machine, role)
     common = {"name": name, "rules": rules, "machine": machine, "role": role,
               "ceiling": ceiling, "load_seconds": load_seconds}
-    fallback = None
+    fallback, tried = None, 0.0
     if solver != "goal-search":
         exact = budget if budget.time_limit is None else dataclasses.replace(
             budget, time_limit=budget.time_limit * EXACT_TIME_SHARE)
+        tried = time.perf_counter()
         try:
             return _exact(machine, exact, progress, common)
         except GameError as exc:
+            tried = time.perf_counter() - tried
             # a budget reached, or a cycle (the search cuts cycles: a plan may exist)
             if solver == "plan" or nature is not None or not (
                     isinstance(exc, LimitReached) or CYCLE in exc.message):
@@ -187,7 +189,7 @@ def solve_puzzle_machine(machine: StateMachine, rules: list[Rule], name: str,
             fallback = exc.message
             if progress is not None:
                 progress(f"plan: {exc.message}; falling back to the goal search")
-    return _search(machine, budget, progress, common, fallback)
+    return _search(machine, budget, progress, common, fallback, tried)
 
 
 def _exact(machine: StateMachine, budget: Budget, progress: Callable[[str], None] | None,
@@ -199,7 +201,10 @@ def _exact(machine: StateMachine, budget: Budget, progress: Callable[[str], None
         progress(f"expand: {dag.num_states:,} states, {expansion.transitions:,} transitions "
                  f"in {expansion.seconds:.2f} s")
     start = time.perf_counter()
-    solution = solve_plan(dag)
+    left = None
+    if budget.time_limit is not None:
+        left = budget.time_limit - (start - (budget.started or start))
+    solution = solve_plan(dag, _level_progress(progress, start) if progress else None, left)
     certify = registry.MODELS[registry.PUZZLE].certify
     assert certify is not None
     certificate = certify(dag, solution)
@@ -214,9 +219,23 @@ def _exact(machine: StateMachine, budget: Budget, progress: Callable[[str], None
                         peak_rss_mb=round(peak_rss_mb(), 1))
 
 
+def _level_progress(progress: Callable[[str], None],
+                    start: float) -> Callable[[int, int], None]:
+    """A line every PROGRESS_SECONDS while the levels are solved."""
+    last = [start]
+
+    def report(done: int, total: int) -> None:
+        now = time.perf_counter()
+        if now - last[0] >= PROGRESS_SECONDS:
+            last[0] = now
+            progress(f"plan: {done:,} of {total:,} states solved, {now - start:.1f} s")
+
+    return report
+
+
 def _search(machine: StateMachine, budget: Budget, progress: Callable[[str], None] | None,
-            common: dict, fallback: str | None) -> PuzzleResult:
-    """Step 3."""
+            common: dict, fallback: str | None, tried: float) -> PuzzleResult:
+    """Step 3 (``tried``: the seconds the exact plan spent before it gave up)."""
     found = goal_search(machine, common["ceiling"], budget=budget, progress=progress)
     if found.goal is None and found.stopped:
         raise GameError(f"{common['name']}: no terminal state reached within the budget: "
@@ -228,7 +247,7 @@ def _search(machine: StateMachine, budget: Budget, progress: Callable[[str], Non
     certificate["search"] = found.reason
     return PuzzleResult(**common, solver="goal-search", value=found.goal, plan=found.plan,
                         steps=float(len(found.plan)), proved=found.proved and certificate["ok"],
-                        certificate=certificate, states=found.states, expand_seconds=0.0,
+                        certificate=certificate, states=found.states, expand_seconds=tried,
                         solve_seconds=found.seconds, fallback=fallback,
                         peak_rss_mb=round(peak_rss_mb(), 1))
 

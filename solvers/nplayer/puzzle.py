@@ -19,11 +19,12 @@ ten array passes over the entries in all.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import numpy as np
 
-from solvers.errors import ValidationError
+from solvers.errors import LimitReached, ValidationError
 from solvers.nplayer.dag import JointDag, JointSolution, heights, strategy_layout
 from solvers.simultaneous.model import concat_ranges
 
@@ -32,9 +33,12 @@ TIE_RULE = ("the highest value; then the fewest (expected) steps to the end; the
             "first move in the engine's order")
 
 
-def solve(dag: JointDag, progress: Callable[[int, int], None] | None = None) -> JointSolution:
+def solve(dag: JointDag, progress: Callable[[int, int], None] | None = None,
+          time_limit: float | None = None) -> JointSolution:
     """The optimal policy of a one-player DAG (steps 1-3 of the module docstring);
-    ``progress(done, total)`` after each level."""
+    ``progress(done, total)`` after each level; LimitReached past ``time_limit``
+    seconds (checked between levels)."""
+    start = time.perf_counter()
     if dag.num_players != 1:
         raise ValidationError(f"a puzzle has one player, not {dag.num_players}")
     height = heights(dag)
@@ -52,6 +56,9 @@ def solve(dag: JointDag, progress: Callable[[int, int], None] | None = None) -> 
         done += len(states)
         if progress is not None:
             progress(done, dag.num_states)
+        if time_limit is not None and time.perf_counter() - start >= time_limit:
+            raise LimitReached(f"plan stopped: the time limit was reached with {done:,} of "
+                               f"{dag.num_states:,} states solved (raise --time-limit)")
     solved = np.ones(dag.num_states, dtype=bool)
     start = strategy_layout(dag, solved)
     strategy = np.zeros(int(start[-1]))
