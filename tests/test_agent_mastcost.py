@@ -26,8 +26,8 @@ PICKS = ("(role p) (init (step 0)) "
          "(<= (goal p 100) (true (picked 7))) (<= (goal p 0) (not (true (picked 7))))")
 
 
-def _metagame(text: str, role: str) -> tuple[GdlBrain, dict]:
-    options = BrainOptions(seed=1)
+def _metagame(text: str, role: str, **knobs) -> tuple[GdlBrain, dict]:
+    options = BrainOptions(seed=1, **knobs)
     brain = GdlBrain(GameSpec("gdl", text), role, options,
                      until=time.monotonic() + 30)
     return brain, brain.metagame(time.monotonic() + 4.5)   # the suite's start clock
@@ -47,7 +47,8 @@ def numpy_playouts(monkeypatch) -> None:
 def test_mast_is_dropped_where_its_draws_cost_over_a_fifth_and_it_knows_little(
         numpy_playouts) -> None:
     # one move of 120 wins; the rest are alike: the values hardly spread
-    brain, info = _metagame(PICKS, "p")
+    # (a puzzle: its start-clock solve off, so that the search and its trial run)
+    brain, info = _metagame(PICKS, "p", presolve_nodes=0)
     assert info["mast"].startswith("off: ")
     assert float(info["mast"].split()[1].rstrip("x")) < 0.8
     assert not brain.search.agent.on("mast") and brain.search.agent.on("mastcost")

@@ -30,6 +30,8 @@ def presolve_joint(machine: StateMachine, spec: GameSpec, players: int,
     """(report, solution or None): the game solved until ``until``, its strategy read
     into memory until ``deadline`` (``time.monotonic()`` times)."""
     kind = "plan" if players == 1 else "spe"
+    if options.presolve_nodes <= 0:
+        return f"{kind}: off (presolve_nodes 0)", None
     seconds = until - time.monotonic()
     if seconds <= 0.05:
         return f"{kind}: no time", None
