@@ -48,7 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 # bench -> (handler, one-line help)
 BENCHES: dict[str, tuple[str, str]] = {
     "gdl": ("gdl.bench.gdl:main", "GDL engines' playout speed beside the SWI-Prolog oracle"),
-    "corpus": ("gdl.bench.corpus:main", "expand and solve the GDL corpus's simultaneous games"),
+    "corpus": ("gdl.bench.corpus:main", "expand and solve the GDL corpus's games (--all: every kind)"),
     "thesis": ("solvers.bench.thesis:main",
                "the thesis' random-game tables: baseline and IH beside Gambit's LCP"),
     "cfr": ("solvers.bench.cfr:main", "CFR and CFR+ on Kuhn and Leduc beside OpenSpiel"),
