@@ -180,13 +180,14 @@ def brute_force(machine: StateMachine, state: State, players: tuple[int, ...],
     return value
 
 
-def position(machine: StateMachine, plies: int) -> State:
-    """The state after ``plies`` moves, each mover taking its legal move number
-    ``7 * ply`` (mod its count): a fixed game with no early line."""
+def position(machine: StateMachine, plies: int, spread: int = 0) -> State:
+    """The state after ``plies`` joint moves, role ``r`` taking its legal move number
+    ``7 * ply + spread * r`` (mod its count): a fixed game that does not end early."""
     state = machine.initial_state()
     for ply in range(plies):
         legal = [machine.legal_moves(state, r) for r in range(len(machine.roles))]
-        state = machine.next_state(state, [moves[7 * ply % len(moves)] for moves in legal])
+        state = machine.next_state(state, [moves[(7 * ply + spread * r) % len(moves)]
+                                           for r, moves in enumerate(legal)])
         assert not machine.is_terminal(state)
     return state
 
@@ -293,3 +294,24 @@ def test_simultaneous_corpus_game_switches() -> None:
     assert result.states == 9 and result.solution.notes["pure_states"] == 1
     assert result.certificate["ok"] and result.certificate["max_gain"] == 0.0
     assert seconds < 30
+
+
+@pytest.mark.slow
+def test_pacman3p_subgame_certified() -> None:
+    """pacman3p (pacman against two ghosts that move at once: simultaneous, general-sum)
+    from step 90 of a fixed game: its whole subgame solved and certified."""
+    machine = load(shared_path("gdl-corpus", "repository", "pacman3p.kif"))
+    start = time.perf_counter()
+    expansion = expand_joint(machine, position(machine, 90, spread=1))
+    dag = expansion.joint
+    solution = solve(dag)
+    certificate = check(dag, solution)
+    seconds = time.perf_counter() - start
+    assert dag.num_states == 6589
+    notes = solution.notes
+    assert notes["pure_states"] > 0 and notes["turn_based_states"] > 0
+    assert (notes["pure_states"] + notes["turn_based_states"] + notes["mixed_states"]
+            == int(np.count_nonzero(~dag.terminal)))
+    assert certificate["ok"] and certificate["max_gain"] == 0.0
+    print(f"pacman3p from step 90: {dag.num_states} states, values "
+          f"{solution.values[dag.root].tolist()}, {seconds:.1f} s")
