@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.nplayer.dag import JointDag, JointSolution, heights
+from solvers.simultaneous.dag_baseline import chunks, level_order
 from solvers.simultaneous.dag_certificate import CHUNK_ENTRIES, certificate
 from solvers.simultaneous.model import concat_ranges
 
@@ -85,19 +86,12 @@ class Check:
 def check(dag: JointDag, solution: JointSolution) -> dict:
     """The certificate of ``solution`` (see the module docstring)."""
     work = Check(dag, solution)
-    height = heights(dag)
-    order = np.argsort(height, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(height))])
+    order, bounds = level_order(dag, heights(dag))  # type: ignore[arg-type]
     for h in range(1, len(bounds) - 1):
         level = order[bounds[h]:bounds[h + 1]]
         level = level[solution.solved[level]]
-        if not level.size:
-            continue
-        total = np.cumsum(dag.entry_start[level + 1] - dag.entry_start[level])
-        cuts = np.searchsorted(total, np.arange(CHUNK_ENTRIES, int(total[-1]), CHUNK_ENTRIES))
-        for part in np.split(level, np.unique(np.maximum(cuts, 1))):
-            if part.size:
-                work.states(part)
+        for part in chunks(dag, level, CHUNK_ENTRIES):  # type: ignore[arg-type]
+            work.states(part)
     checked = np.flatnonzero(solution.solved & ~dag.terminal)
     gain = work.gain[checked]
     diff = np.abs(work.values[checked] - solution.values[checked])

@@ -26,6 +26,7 @@ import numpy as np
 
 from solvers.errors import LimitReached, ValidationError
 from solvers.nplayer.dag import JointDag, JointSolution, heights, strategy_layout
+from solvers.simultaneous.dag_baseline import level_order
 from solvers.simultaneous.model import concat_ranges
 
 TIE = 1e-9      # move values this close (relative to the goal range) count as equal
@@ -47,8 +48,7 @@ def solve(dag: JointDag, progress: Callable[[int, int], None] | None = None,
     steps = np.where(terminal, 0.0, np.nan)
     chosen = np.full(dag.num_states, -1, dtype=np.int64)
     tie = TIE * max(1.0, float(np.ptp(dag.payoff[terminal, 0])) if terminal.any() else 1.0)
-    order = np.argsort(height, kind="stable")
-    bounds = np.searchsorted(height[order], np.arange(int(height.max()) + 2))
+    order, bounds = level_order(dag, height)  # type: ignore[arg-type]
     done = int(np.count_nonzero(terminal))
     for level in range(1, len(bounds) - 1):
         states = order[bounds[level]:bounds[level + 1]]

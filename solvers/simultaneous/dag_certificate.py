@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from solvers.simultaneous.dag import StateDag, heights
+from solvers.simultaneous.dag_baseline import chunks, level_order
 from solvers.simultaneous.dag_solution import DagSolution
 from solvers.simultaneous.model import concat_ranges
 
@@ -92,16 +93,10 @@ class Check:
 def check(dag: StateDag, solution: DagSolution) -> dict:
     """The certificate of ``solution`` (see the module docstring)."""
     work = Check(dag, solution)
-    height = heights(dag)
-    order = np.argsort(height, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(height))])
+    order, bounds = level_order(dag, heights(dag))
     for h in range(1, len(bounds) - 1):
-        level = order[bounds[h]:bounds[h + 1]]
-        total = np.cumsum(dag.entry_start[level + 1] - dag.entry_start[level])
-        cuts = np.searchsorted(total, np.arange(CHUNK_ENTRIES, int(total[-1]), CHUNK_ENTRIES))
-        for part in np.split(level, np.unique(np.maximum(cuts, 1))):
-            if part.size:
-                work.states(part)
+        for part in chunks(dag, order[bounds[h]:bounds[h + 1]], CHUNK_ENTRIES):
+            work.states(part)
     part = figures(work, np.arange(dag.num_states))
     return certificate(part, bool(solution.solved[dag.root]))
 
