@@ -15,12 +15,11 @@ import argparse
 import json
 from collections.abc import Callable
 
-from gdl.budget import Budget
+from gdl.cli.solve_outputs import outputs_of, refuse_first
 from gdl.solving.nplayer_solve import DEFAULT_SOLVER, SOLVERS, solve_nplayer_game
 from gdl.solving.store import save_solution
 from solvers import registry
 from solvers.errors import GameError
-from solvers.files import prepare_output
 
 
 def nplayer_main(args: argparse.Namespace, players: int,
@@ -35,14 +34,10 @@ def nplayer_main(args: argparse.Namespace, players: int,
         ("--path model", args.path == "model"),
         ("--ray", args.ray), ("--shards", args.shards),
         ("--trace", args.trace), ("--plot", args.plot)) if given]
-    if unsupported:
-        raise GameError(f"{unsupported[0]} is not available for games of three or more "
-                        "players (or --solver spe)")
-    strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
-    save_path = prepare_output(args.save, "--save") if args.save else None
-    budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
-                    memory_mb=args.memory_mb)
-    result = solve_nplayer_game(args.game, solver, budget=budget, engine=args.engine,
+    refuse_first(unsupported, "games of three or more players (or --solver spe)")
+    out = outputs_of(args)
+    strategy_path, save_path = out.strategy, out.save
+    result = solve_nplayer_game(args.game, solver, budget=out.budget, engine=args.engine,
                                 selection=args.selection,
                                 progress=None if args.quiet else note)
     if strategy_path is not None:

@@ -22,11 +22,9 @@ import argparse
 import json
 from collections.abc import Callable
 
-from gdl.budget import Budget
+from gdl.cli.solve_outputs import outputs_of, refuse_first
 from gdl.solving.puzzle_solve import PuzzleResult, solve_puzzle
 from gdl.solving.store import save_solution
-from solvers.errors import GameError
-from solvers.files import prepare_output
 
 NO_GOAL_EXIT = 2
 OPTIONS_OF_TWO_PLAYERS = (("--path", "path"), ("--ray", "ray"),
@@ -38,14 +36,10 @@ def puzzle_main(args: argparse.Namespace, stderr: Callable[[str], None]) -> int:
     given = [flag for flag, name in OPTIONS_OF_TWO_PLAYERS if getattr(args, name) is not None]
     if args.selection != "first":
         given.append("--selection")
-    if given:
-        raise GameError(f"{args.game} is a puzzle (one role): {given[0]} is not available "
-                        "for puzzles")
-    strategy_path = prepare_output(args.strategy, "--strategy") if args.strategy else None
-    save_path = prepare_output(args.save, "--save") if args.save else None
-    budget = Budget(max_states=args.max_states, time_limit=args.time_limit,
-                    memory_mb=args.memory_mb)
-    result = solve_puzzle(args.game, args.solver, budget=budget, engine=args.engine,
+    refuse_first(given, "puzzles", f"{args.game} is a puzzle (one role): ")
+    out = outputs_of(args)
+    strategy_path, save_path = out.strategy, out.save
+    result = solve_puzzle(args.game, args.solver, budget=out.budget, engine=args.engine,
                           progress=None if args.quiet else stderr)
     if save_path is not None:
         count = save_solution(save_path, rules=result.rules, game=result.name,
