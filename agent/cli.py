@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from agent.brains.options import BrainOptions
-from agent.gamer import DEFAULT_MAX_CLOCK, Gamer
+from agent.gamer import DEFAULT_MARGIN, DEFAULT_MAX_CLOCK, Gamer
 from agent.http_player import LOOPBACK, GgpPlayer, serve
 from agent.search.mcts import DEFAULT_ENHANCEMENTS, ENHANCEMENTS, SIMULTANEOUS, parse_enhancements
 from agent.ws_client import run_client
@@ -48,8 +48,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="ws login token, the name's secret (default: $GGP_AGENT_TOKEN, "
                         "else random)")
     parser.add_argument("--solutions", metavar="DIR", help="stored solutions (ggp solve --save)")
-    parser.add_argument("--margin", type=float, default=0.5, metavar="SECONDS",
-                        help="answer this long before each deadline (default 0.5)")
+    parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN, metavar="SECONDS",
+                        help=f"answer this long before each deadline (default {DEFAULT_MARGIN})")
     parser.add_argument("--max-clock", type=float, default=DEFAULT_MAX_CLOCK, metavar="SECONDS",
                         help="believe no start or play clock longer than this "
                         f"(default {DEFAULT_MAX_CLOCK:g})")

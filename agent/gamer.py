@@ -59,6 +59,7 @@ REPLY_SLACK = 0.25  # seconds kept between the worker's think-until and the dead
 SILENT_LIMIT = 60.0  # seconds without a word after which a live worker is replaced
 CANCEL_GRACE = 1.0  # seconds a cancelled worker has to say so before it is killed
 DEFAULT_MAX_CLOCK = 3600.0  # the longest clock believed (ggp agent --max-clock)
+DEFAULT_MARGIN = 0.5  # seconds kept off every clock (ggp agent --margin)
 
 
 def bounded_clock(clock: float, max_clock: float = DEFAULT_MAX_CLOCK) -> float:

@@ -19,7 +19,7 @@ import logging
 import time
 
 from agent.brains.options import GameSpec
-from agent.gamer import DEFAULT_MAX_CLOCK, Gamer, answer_deadline, bounded_clock
+from agent.gamer import DEFAULT_MARGIN, DEFAULT_MAX_CLOCK, Gamer, answer_deadline, bounded_clock
 from agent.ggp_http import (
     Abort,
     HttpError,
@@ -53,7 +53,7 @@ EXPIRY_GRACE = 60.0
 class GgpPlayer:
     """Answers GGP messages for one gamer; ``margin`` seconds are kept off every clock."""
 
-    def __init__(self, name: str, gamer: Gamer, margin: float = 0.5,
+    def __init__(self, name: str, gamer: Gamer, margin: float = DEFAULT_MARGIN,
                  max_clock: float = DEFAULT_MAX_CLOCK,
                  expiry_grace: float = EXPIRY_GRACE,
                  managers: frozenset[str] = LOOPBACK) -> None:

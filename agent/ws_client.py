@@ -30,7 +30,7 @@ from typing import Any
 import websockets
 
 from agent.brains.options import GameSpec
-from agent.gamer import DEFAULT_MAX_CLOCK, Gamer, answer_deadline
+from agent.gamer import DEFAULT_MARGIN, DEFAULT_MAX_CLOCK, Gamer, answer_deadline
 from solvers.errors import GameError
 
 log = logging.getLogger("agent.ws")
@@ -46,7 +46,7 @@ LOGIN_REFUSED = frozenset({"bad-secret", "name-in-use", "taken-over", "bad-token
 class WsAgent:
     """The protocol state of one connection (sans sockets: ``send`` is injected)."""
 
-    def __init__(self, gamer: Gamer, send, margin: float = 0.5,
+    def __init__(self, gamer: Gamer, send, margin: float = DEFAULT_MARGIN,
                  max_matches: int | None = None,
                  max_clock: float = DEFAULT_MAX_CLOCK) -> None:
         self.gamer = gamer
@@ -166,7 +166,7 @@ def _last_moves(observation: Any) -> list[str] | dict[str, Any] | None:
 
 
 async def run_client(url: str, name: str, gamer: Gamer, *, token: str | None = None,
-                     margin: float = 0.5, max_matches: int | None = None,
+                     margin: float = DEFAULT_MARGIN, max_matches: int | None = None,
                      max_clock: float = DEFAULT_MAX_CLOCK,
                      reconnect_seconds: float = RECONNECT_SECONDS) -> int:
     """Play matches on the server at ``url`` until it closes or ``max_matches`` end;
