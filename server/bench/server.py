@@ -45,6 +45,7 @@ from websockets.asyncio.client import connect
 
 from gdl.formats import load_game
 from server.app import MatchServer
+from server.bench.children import child_main, exit_with_parent, start_child, stop_child
 from server.commandline import bounded_int
 from server.records import Records
 from solvers.errors import GameError
@@ -55,9 +56,18 @@ DEFAULT_GAME = GAMES / "gdl" / \
     "simultaneous_tictactoe.kif"
 
 
-async def random_bot(url: str, name: str, seed: int, ready: asyncio.Event) -> None:
-    """A websocket agent playing seeded random legal moves until the socket closes."""
+async def random_bot(url: str, name: str, seed: int, ready: asyncio.Event,
+                     everyone: asyncio.Event) -> None:
+    """A websocket agent playing seeded random legal moves until the socket closes; it
+    accepts an offer once ``everyone`` is logged in, so matches created before the bots
+    came all start at once."""
     rng = random.Random(seed)
+    accepting: set[asyncio.Task[None]] = set()
+
+    async def accept(match: str) -> None:
+        await everyone.wait()
+        await ws.send(json.dumps({"type": "ready", "match": match}))
+
     async with connect(url, max_queue=None) as ws:
         await ws.send(json.dumps({"type": "hello", "name": name,
                                   "token": f"bench-token-{name}"}))
@@ -67,7 +77,9 @@ async def random_bot(url: str, name: str, seed: int, ready: asyncio.Event) -> No
             if kind == "welcome":
                 ready.set()
             elif kind == "offer":
-                await ws.send(json.dumps({"type": "ready", "match": message["match"]}))
+                task = asyncio.create_task(accept(message["match"]))
+                accepting.add(task)
+                task.add_done_callback(accepting.discard)
             elif kind == "request":
                 await ws.send(json.dumps({"type": "move", "match": message["match"],
                                           "step": message["step"],
@@ -79,9 +91,20 @@ async def random_bot(url: str, name: str, seed: int, ready: asyncio.Event) -> No
 async def run_bots(url: str, count: int, seed: int) -> None:
     """The bench's client process: ``count`` bots named bot0.., then ``ready`` on stdout."""
     events = [asyncio.Event() for _ in range(count)]
-    bots = [asyncio.create_task(random_bot(url, f"bot{i}", seed + i, events[i]))
+    everyone = asyncio.Event()
+    bots = [asyncio.create_task(random_bot(url, f"bot{i}", seed + i, events[i], everyone))
             for i in range(count)]
-    await asyncio.gather(*(e.wait() for e in events))
+    welcomed = asyncio.ensure_future(asyncio.gather(*(e.wait() for e in events)))
+    await asyncio.wait([welcomed, *bots], return_when=asyncio.FIRST_COMPLETED)
+    if not welcomed.done():  # a bot's socket ended before its welcome: say why, at once
+        gone = next(k for k, bot in enumerate(bots) if bot.done())
+        error = bots[gone].exception()
+        for task in (welcomed, *bots):
+            task.cancel()
+        await asyncio.gather(welcomed, *bots, return_exceptions=True)
+        raise GameError(f"bot{gone} was not welcomed by the server: "
+                        f"{error or 'the socket closed'}")
+    everyone.set()
     print("ready", flush=True)
     await asyncio.gather(*bots)
 
@@ -104,18 +127,16 @@ async def run_bench(game: PlayableGame, n_matches: int, db: Path, playclock: flo
     records = Records(db)
     try:
         sockets = 4 * n_matches * n_roles + 64  # the bots all log in from loopback
+        # (a login's deadline as long as a seat's: the bots' hundreds of secrets are
+        # hashed one after another while the first matches play)
         async with MatchServer(records, port=0, max_connections=sockets, seat_wait=60,
+                               login_timeout=60,
                                workers=workers, registration="open",
                                max_per_address=sockets) as server:
             bots = None
             if not inproc:
-                bots = await asyncio.create_subprocess_exec(
-                    sys.executable, "-m", "server.bench.server", "--bots", server.url,
-                    str(n_matches * n_roles), str(seed), stdout=asyncio.subprocess.PIPE)
-                assert bots.stdout is not None
-                line = await asyncio.wait_for(bots.stdout.readline(), 120)
-                if line.strip() != b"ready":
-                    raise GameError("the bench's bot process did not start")
+                bots = await start_child(["-m", "server.bench.server", "--bots", server.url,
+                                          str(n_matches * n_roles), str(seed)], "bot")
             for _ in range(2 if warm else 1):  # the measured round is the last one
                 started, cpu = time.perf_counter(), time.process_time()
                 matches = []
@@ -127,8 +148,7 @@ async def run_bench(game: PlayableGame, n_matches: int, db: Path, playclock: flo
                 outcomes = await asyncio.gather(*(server.tasks[m.id] for m in matches))
                 wall, cpu = time.perf_counter() - started, time.process_time() - cpu
             if bots is not None:
-                bots.terminate()
-                await bots.wait()
+                await stop_child(bots)
         lost = 0
         for outcome in outcomes:
             record = records.get_match(outcome.match)
@@ -195,6 +215,7 @@ def main(argv: list[str]) -> int:
                         help=argparse.SUPPRESS)  # the client process the bench starts
     args = parser.parse_args(argv)
     if args.bots:
+        exit_with_parent()
         asyncio.run(run_bots(args.bots[0], int(args.bots[1]), int(args.bots[2])))
         return 0
     if args.matches < 1:
@@ -228,5 +249,5 @@ def main(argv: list[str]) -> int:
     return 0 if ok else 1
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":  # (the bench's own client process)
+    child_main(main)

@@ -39,6 +39,7 @@ from websockets.asyncio.client import connect
 
 from gdl.formats import load_game
 from server.app import MatchServer
+from server.bench.children import child_main, exit_with_parent, start_child, stop_child
 from server.bench.server import DEFAULT_GAME, quantile_ms
 from server.commandline import bounded_int
 from server.records import Records
@@ -46,6 +47,9 @@ from solvers.errors import GameError
 from solvers.playable import PlayableGame
 
 CHROMIUM = "/usr/bin/chromium"
+# a match waits this long for its bots' "ready": they all give it at once, when the
+# last of them is logged in (server.bench.server.run_bots), so the matches start together
+START_CLOCK = 300
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
@@ -122,45 +126,39 @@ class BrowserPages:
             self.driver.quit()
 
 
-async def _child(args: list[str]) -> asyncio.subprocess.Process:
-    process = await asyncio.create_subprocess_exec(sys.executable, *args,
-                                                   stdout=asyncio.subprocess.PIPE)
-    assert process.stdout is not None
-    line = await asyncio.wait_for(process.stdout.readline(), 120)
-    if line.strip() != b"ready":
-        raise GameError(f"the bench's {args[2]} process did not start")
-    return process
-
-
 async def run_once(game: PlayableGame, n_matches: int, pages: int, browsers: int,
                    playclock: float, seed: int, db: Path) -> dict[str, Any]:
     n_roles = len(game.roles)
     records = Records(db)
     try:
         sockets = 4 * n_matches * n_roles + 256  # bots and pages, all from loopback
+        # (a login's deadline as long as a seat's: the bots' hundreds of secrets are
+        # hashed one after another while the first matches play)
         async with MatchServer(records, port=0, seat_wait=300, max_connections=sockets,
+                               login_timeout=300,
                                max_running=n_matches, registration="open",
                                max_per_address=sockets) as server:
             http = f"http://127.0.0.1:{server.port}"
             tid = f"tournament.bench.{int(time.time() * 1000)}"
             await records.begin_tournament(tid, {
                 "games": [game.name], "players": ["ws:bots"], "rounds": 1,
-                "swap_roles": False, "concurrency": n_matches, "startclock": 5,
+                "swap_roles": False, "concurrency": n_matches, "startclock": START_CLOCK,
                 "playclock": playclock, "seed": seed})
             matches = [server.create_match(
-                game, [f"ws:bot{m * n_roles + r}" for r in range(n_roles)], startclock=5,
+                game, [f"ws:bot{m * n_roles + r}" for r in range(n_roles)], startclock=START_CLOCK,
                 playclock=playclock, seed=seed + m, tournament=tid) for m in range(n_matches)]
             tasks = [server.tasks[m.id] for m in matches]  # (a fast match leaves .tasks)
             watched = [m.id for m in matches[::max(1, n_matches // max(1, pages + browsers))]]
             page_ids, browser_ids = watched[:pages], watched[pages:pages + browsers]
-            viewers = await _child(["-m", "server.bench.spectators", "--pages-of", http,
-                                    server.url, *page_ids]) if page_ids else None
+            viewers = await start_child(["-m", "server.bench.spectators", "--pages-of", http,
+                                         server.url, *page_ids], "page") if page_ids else None
             browser = await asyncio.to_thread(BrowserPages, http, browser_ids)
             await _wait_watched(server, browser_ids)
             await _settle(server, records, matches)
+            bots = await start_child(["-m", "server.bench.server", "--bots", server.url,
+                                      str(n_matches * n_roles), str(seed)], "bot")
+            # (from the bots' last login on: their secrets' hashes are not the matches')
             cpu, started = time.process_time(), time.perf_counter()
-            bots = await _child(["-m", "server.bench.server", "--bots", server.url,
-                                 str(n_matches * n_roles), str(seed)])
             outcomes = await asyncio.gather(*tasks)
             wall, cpu = time.perf_counter() - started, time.process_time() - cpu
             delays: list[float] = []
@@ -171,8 +169,7 @@ async def run_once(game: PlayableGame, n_matches: int, pages: int, browsers: int
                 await viewers.wait()
             browser_delays = await asyncio.to_thread(browser.delays)
             await asyncio.to_thread(browser.close)
-            bots.terminate()
-            await bots.wait()
+            await stop_child(bots)
             await records.finish_tournament(tid, "completed", None)
     finally:
         records.close()
@@ -257,6 +254,7 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     if args.pages_of:
         http, ws_url, *ids = args.pages_of
+        exit_with_parent()
         asyncio.run(run_pages(http, ws_url, ids))
         return 0
     game = load_game(args.game)
@@ -299,5 +297,5 @@ def main(argv: list[str]) -> int:
     return 0 if ok else 1
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":  # (the bench's own client process)
+    child_main(main)
