@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from conftest import running_server
 from test_server_support import Pennies, ScriptedAgent
 
@@ -184,3 +185,58 @@ async def test_expensive_reads_are_limited_per_address(tmp_path) -> None:
         assert int(refused["Retry-After"]) >= 1
         # another address reads on
         assert (await asyncio.to_thread(get, srv.port, "/matches/none.x", "127.0.0.4"))[0] == 404
+
+
+async def _watch_to_the_end(url: str, match_id: str, source: str) -> int:
+    """A spectator of a finished match from ``source``: the messages until ``ended``."""
+    from websockets.asyncio.client import connect
+
+    count = 0
+    async with connect(url, local_addr=(source, 0), max_size=None) as ws:
+        await ws.send(json.dumps({"type": "watch", "match": match_id}))
+        async for data in ws:
+            count += 1
+            if json.loads(data)["type"] in ("ended", "error"):
+                break
+    return count
+
+
+@pytest.mark.slow
+async def test_the_issues_flood_charges_no_timeouts(tmp_path) -> None:
+    """Item 1's flood again: 10 tic-tac-toe matches between bots that answer at once
+    (1 s play clock) while 20 clients, each from its own address (so that none is
+    rate-limited), load a 1,500-step match's JSON, its page and its replay over the
+    websocket, twice over: it gave 14 TO faults; now none, and every read is served."""
+    from gdl.formats import load_game
+    from server.bench.server import DEFAULT_GAME
+
+    game = load_game(str(DEFAULT_GAME))
+    async with running_server(tmp_path, seat_wait=30) as srv:
+        await srv.records.import_match(long_record())
+        bots = [await ThreadAgent(srv.url, f"bot{k}", after(0.0)).start() for k in range(20)]
+        try:
+            reads: list[Any] = []
+            for k in range(40):
+                source = f"127.0.0.{10 + k % 20}"
+                if k % 3 == 2:
+                    reads.append(_watch_to_the_end(srv.url, "long.1", source))
+                else:
+                    path = "/api/matches/long.1" if k % 3 == 0 else "/matches/long.1"
+                    reads.append(asyncio.to_thread(get, srv.port, path, source))
+            reading = asyncio.ensure_future(asyncio.gather(*reads))
+            outcomes = []
+            while not reading.done() or not outcomes:  # rounds of 10 matches meanwhile
+                matches = [srv.create_match(game, [f"ws:bot{2 * m}", f"ws:bot{2 * m + 1}"],
+                                            startclock=2, playclock=1, seed=len(outcomes) + m)
+                           for m in range(10)]
+                outcomes += await asyncio.wait_for(
+                    asyncio.gather(*(srv.tasks[m.id] for m in matches)), 600)
+            served = await asyncio.wait_for(reading, 600)
+        finally:
+            for bot in bots:
+                await bot.stop()
+    assert all(o.status == "completed" for o in outcomes)
+    faults = [e for o in outcomes for step in o.errors for e in step if e]
+    assert faults == [], faults
+    assert all(r > 1500 if isinstance(r, int) else r[0] == 200 for r in served), \
+        [r if isinstance(r, int) else r[0] for r in served]

@@ -39,6 +39,22 @@ async def stop_child(process: asyncio.subprocess.Process) -> None:
     await process.wait()
 
 
+async def all_ready(events: list[asyncio.Event], tasks: list[asyncio.Task[None]],
+                    what: str) -> None:
+    """Until every event is set; a task that ends first (a client refused, a socket
+    closed) fails the child at once with its reason, instead of a wait without end."""
+    ready = asyncio.ensure_future(asyncio.gather(*(e.wait() for e in events)))
+    await asyncio.wait([ready, *tasks], return_when=asyncio.FIRST_COMPLETED)
+    if ready.done():
+        return
+    gone = next(k for k, task in enumerate(tasks) if task.done())
+    error = tasks[gone].exception()
+    for task in (ready, *tasks):
+        task.cancel()
+    await asyncio.gather(ready, *tasks, return_exceptions=True)
+    raise GameError(f"{what} {gone} was not ready: {error or 'its socket closed'}")
+
+
 def child_main(main: Callable[[list[str]], int]) -> None:
     """``python -m`` a bench module: its errors are one line on stderr, as ggp's are."""
     try:

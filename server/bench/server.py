@@ -45,7 +45,13 @@ from websockets.asyncio.client import connect
 
 from gdl.formats import load_game
 from server.app import MatchServer
-from server.bench.children import child_main, exit_with_parent, start_child, stop_child
+from server.bench.children import (
+    all_ready,
+    child_main,
+    exit_with_parent,
+    start_child,
+    stop_child,
+)
 from server.commandline import bounded_int
 from server.records import Records
 from solvers.errors import GameError
@@ -94,16 +100,7 @@ async def run_bots(url: str, count: int, seed: int) -> None:
     everyone = asyncio.Event()
     bots = [asyncio.create_task(random_bot(url, f"bot{i}", seed + i, events[i], everyone))
             for i in range(count)]
-    welcomed = asyncio.ensure_future(asyncio.gather(*(e.wait() for e in events)))
-    await asyncio.wait([welcomed, *bots], return_when=asyncio.FIRST_COMPLETED)
-    if not welcomed.done():  # a bot's socket ended before its welcome: say why, at once
-        gone = next(k for k, bot in enumerate(bots) if bot.done())
-        error = bots[gone].exception()
-        for task in (welcomed, *bots):
-            task.cancel()
-        await asyncio.gather(welcomed, *bots, return_exceptions=True)
-        raise GameError(f"bot{gone} was not welcomed by the server: "
-                        f"{error or 'the socket closed'}")
+    await all_ready(events, bots, "bot")
     everyone.set()
     print("ready", flush=True)
     await asyncio.gather(*bots)

@@ -31,7 +31,8 @@ import json
 import sys
 import tempfile
 import time
-import urllib.request
+import urllib.parse
+from http import client as http_client
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +40,13 @@ from websockets.asyncio.client import connect
 
 from gdl.formats import load_game
 from server.app import MatchServer
-from server.bench.children import child_main, exit_with_parent, start_child, stop_child
+from server.bench.children import (
+    all_ready,
+    child_main,
+    exit_with_parent,
+    start_child,
+    stop_child,
+)
 from server.bench.server import DEFAULT_GAME, quantile_ms
 from server.commandline import bounded_int
 from server.records import Records
@@ -53,12 +60,31 @@ START_CLOCK = 300
 CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
-async def page_client(http: str, ws_url: str, match_id: str, ready: asyncio.Event,
-                      delays: list[float]) -> None:
+def viewer_address(k: int) -> str:
+    """Page ``k``'s own loopback address: twenty viewers are twenty clients to the
+    server's read budget per address (``server/guard.py``), as in a real audience."""
+    return f"127.0.{1 + k // 250}.{1 + k % 250}"
+
+
+def _load_page(http: str, path: str, source: str) -> None:
+    url = urllib.parse.urlsplit(http)
+    connection = http_client.HTTPConnection(url.hostname, url.port, timeout=60,
+                                            source_address=(source, 0))
+    try:
+        connection.request("GET", path)
+        answer = connection.getresponse()
+        answer.read()
+        if answer.status != 200:
+            raise GameError(f"{path}: HTTP {answer.status}")
+    finally:
+        connection.close()
+
+
+async def page_client(http: str, ws_url: str, match_id: str, source: str,
+                      ready: asyncio.Event, delays: list[float]) -> None:
     """One match page as the browser sees it: the HTML, then the spectator messages."""
-    await asyncio.to_thread(lambda: urllib.request.urlopen(
-        f"{http}/matches/{match_id}", timeout=60).read())
-    async with connect(ws_url, max_size=None) as ws:
+    await asyncio.to_thread(_load_page, http, f"/matches/{match_id}", source)
+    async with connect(ws_url, max_size=None, local_addr=(source, 0)) as ws:
         await ws.send(json.dumps({"type": "watch", "match": match_id}))
         async for data in ws:
             message = json.loads(data)
@@ -66,7 +92,9 @@ async def page_client(http: str, ws_url: str, match_id: str, ready: asyncio.Even
                 ready.set()
             elif message["type"] == "played":
                 delays.append(time.time() - message["at"])
-            elif message["type"] in ("ended", "error"):
+            elif message["type"] == "error":
+                raise GameError(f"watching {match_id}: {message.get('message')}")
+            elif message["type"] == "ended":
                 return
 
 
@@ -74,9 +102,9 @@ async def run_pages(http: str, ws_url: str, ids: list[str]) -> None:
     """The bench's page process: ``ready`` once every page watches, then the delays."""
     events = [asyncio.Event() for _ in ids]
     delays: list[float] = []
-    pages = [asyncio.create_task(page_client(http, ws_url, m, e, delays))
-             for m, e in zip(ids, events, strict=True)]
-    await asyncio.gather(*(e.wait() for e in events))
+    pages = [asyncio.create_task(page_client(http, ws_url, m, viewer_address(k), e, delays))
+             for k, (m, e) in enumerate(zip(ids, events, strict=True))]
+    await all_ready(events, pages, "page")
     print("ready", flush=True)
     await asyncio.gather(*pages)
     print(json.dumps({"delays": delays}), flush=True)
