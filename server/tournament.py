@@ -45,6 +45,26 @@ from solvers.playable import PlayableGame
 from solvers.report import player_keys
 
 
+def ci95_half(values: Sequence[float], bounds: tuple[float, float] | None = None
+              ) -> float | None:
+    """Half-width of the 95% Student t interval of the mean; None (undefined) below 2
+    values, or when the interval covers the whole of ``bounds`` (with a few matches it
+    can be many times wider than the payoffs' range: it then says nothing)."""
+    n = len(values)
+    if n < 2:
+        return None
+    # (deferred: scipy.stats takes half a second to import, the server's pages and
+    # commands need it only for a table)
+    from scipy import stats
+
+    mean = sum(values) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in values) / (n - 1))
+    half = float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    if bounds is not None and bounds[0] < bounds[1] \
+            and mean - half <= bounds[0] and mean + half >= bounds[1]:
+        return None
+    return half
+
 @dataclass(frozen=True)
 class Pairing:
     game: PlayableGame
@@ -70,16 +90,8 @@ class Standing:
 
     @property
     def ci95(self) -> float | None:
-        """Half-width of the 95% confidence interval of the mean; None (undefined) below
-        2 matches, or when the interval covers every payoff of the range (with a few
-        matches it can be many times wider than the range: it then says nothing)."""
-        half, mean = self._half_width(), self.mean
-        if half is None or mean is None:
-            return None
-        if self.bounds is not None and self.bounds[0] < self.bounds[1] \
-                and mean - half <= self.bounds[0] and mean + half >= self.bounds[1]:
-            return None
-        return half
+        """:func:`ci95_half` of the scores within the payoffs' range."""
+        return ci95_half(self.scores, self.bounds)
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -91,18 +103,6 @@ class Standing:
         if self.bounds is not None:
             low, high = max(low, self.bounds[0]), min(high, self.bounds[1])
         return low, high
-
-    def _half_width(self) -> float | None:
-        n = len(self.scores)
-        if n < 2:
-            return None
-        # (deferred: scipy.stats takes half a second to import, the server's pages and
-        # commands need it only for a table)
-        from scipy import stats
-
-        mean = sum(self.scores) / n
-        sd = math.sqrt(sum((x - mean) ** 2 for x in self.scores) / (n - 1))
-        return float(stats.t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
 
     def to_json(self) -> dict[str, Any]:
         return {"player": self.entrant, "game": self.game, "matches": len(self.scores),

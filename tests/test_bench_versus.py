@@ -11,7 +11,8 @@ import pytest
 from conftest import shared_path
 
 import ggp_cli
-from server.bench.versus import interval, match_line, summary
+from server.bench.versus import match_line, summary
+from server.tournament import ci95_half
 
 
 def test_a_match_line_counts_shares_and_faults() -> None:
@@ -28,8 +29,16 @@ def test_a_match_line_counts_shares_and_faults() -> None:
 
 def test_the_interval_is_student_t() -> None:
     # n = 4, mean 50, sample sd 57.735: t(0.975, 3) = 3.182 -> 3.182 * 57.735 / 2 = 91.86
-    assert interval([100, 0, 100, 0]) == pytest.approx(91.86, abs=0.01)
-    assert interval([100]) is None
+    assert ci95_half([100, 0, 100, 0]) == pytest.approx(91.86, abs=0.01)
+    assert ci95_half([100]) is None
+    # within the share's range 0..100 it covers all of it: undefined, as in ggp tournament
+    # (a screen against Sancho printed "50.0 ± 635.3" for one win and one loss)
+    assert ci95_half([100, 0, 100, 0], (0, 100)) is None
+    assert ci95_half([100, 100, 0, 100, 100, 100], (0, 100)) == pytest.approx(42.84, abs=0.01)
+    row = next(r for r in summary([match_line({"payoffs": p, "errors": []}, "a", k, 0, None)
+                                   for k, p in enumerate(([100, 0], [0, 100]))]).splitlines()
+               if r.startswith("a "))
+    assert "50.0 (wide)" in row
 
 
 def test_the_summary_leaves_out_matches_the_opponent_failed() -> None:

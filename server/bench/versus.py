@@ -29,7 +29,6 @@ import argparse
 import ast
 import contextlib
 import json
-import math
 import os
 import re
 import shlex
@@ -45,8 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from scipy import stats
-
+from server.tournament import ci95_half
 from solvers.errors import GameError
 from solvers.locations import CORPUS
 from solvers.results_file import add_results_arguments, drop_torn_line, read_json_lines
@@ -237,12 +235,17 @@ def _faults(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {code}" for code, n in counts.items() if n) or "none"
 
 
-def interval(shares: Sequence[float]) -> float | None:
-    """Half the width of the 95% Student t interval of the mean (None under 2 values)."""
-    n = len(shares)
-    if n < 2:
-        return None
-    return float(stats.t.ppf(0.975, n - 1)) * statistics.stdev(shares) / math.sqrt(n)
+SHARE_RANGE = (0.0, 100.0)  # a match's share of the points
+
+
+def _share(shares: Sequence[float]) -> str:
+    """The mean share and its 95% interval, or why there is none."""
+    if not shares:
+        return "    -"
+    half = ci95_half(shares, SHARE_RANGE)
+    return f"{statistics.mean(shares):5.1f}" + (
+        f" ± {half:4.1f}" if half is not None else " (n<2)" if len(shares) < 2
+        else " (wide)")
 
 
 def summary(lines: Sequence[dict[str, Any]]) -> str:
@@ -260,21 +263,20 @@ def summary(lines: Sequence[dict[str, Any]]) -> str:
             if valid:
                 game_means.append(statistics.mean(x["share"] for x in valid))
         shares = [x["share"] for x in valid]
-        half = interval(shares)
         rates = [x["playouts_per_second"] for x in valid if x["playouts_per_second"]]
         faults = ["/".join(str(sum(x[side][c] for x in mine)) for c in FAULTS)
                   for side in ("our_faults", "their_faults")]
-        share = (f"{statistics.mean(shares):5.1f}" + (f" ± {half:4.1f}" if half is not None
-                                                     else " (n<2)")) if shares else "    -"
+        share = _share(shares)
         rows.append(f"{game:<28} {len(valid):>7}  {share:<15}  {faults[0]:>12}  "
                     f"{faults[1]:>14}  {len(mine) - len(valid):>15}  "
                     f"{statistics.mean(rates):>10,.0f}" if rates else
                     f"{game:<28} {len(valid):>7}  {share:<15}  {faults[0]:>12}  "
                     f"{faults[1]:>14}  {len(mine) - len(valid):>15}           -")
     if len(game_means) > 1:
-        half = interval(game_means)
+        half = ci95_half(game_means, SHARE_RANGE)
         rows.append(f"mean over the {len(game_means)} games: {statistics.mean(game_means):.1f}"
-                    + (f" ± {half:.1f} (95% t over the games' means)" if half else ""))
+                    + (f" ± {half:.1f} (95% t over the games' means)" if half is not None
+                       else " (its 95% interval covers 0 to 100)"))
     return "\n".join(rows)
 
 
@@ -283,7 +285,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="ggp bench agent --opponent URL",
         description="Our agent against a GGP HTTP player: N matches a game with the seats "
         "alternating, through our server, each player pinned to its own core; the share of "
-        "the points with 95%% intervals per game and overall.")
+        "the points with 95% intervals per game and overall.")
     parser.add_argument("--opponent", required=True, metavar="URL",
                         help="the opponent's GGP HTTP address, e.g. http://127.0.0.1:9147")
     parser.add_argument("--opponent-command", metavar="CMD",
