@@ -50,6 +50,7 @@ from server.guard import Guard, peer_address
 from server.match import Match
 from server.protocol import ProtocolError
 from server.records import RecordReads, Records, RecordsReader
+from server.single_flight import SingleFlight
 from server.web.board import (
     Grid,
     detect_grid,
@@ -369,6 +370,7 @@ class Spectators:
         self.sockets: set[Spectator] = set()
         self.queued = QueuedBytes()
         self._recorded: OrderedDict[tuple[str, bool], Snapshot] = OrderedDict()
+        self._reading: SingleFlight[tuple[str, bool], Snapshot | None] = SingleFlight()
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` on the page threads (off the event loop)."""
@@ -572,15 +574,18 @@ class Spectators:
             return Snapshot(feed.watching(full), feed.view if full else feed.public_view)
         key = (match_id, full or self.public)
         snapshot = self._recorded.get(key)
-        if snapshot is None:
-            snapshot = await self.run(recorded_snapshot, self.reader, *key)
-            if snapshot is not None and snapshot.finished:  # the records will not change
-                self._recorded[key] = snapshot
-                while len(self._recorded) > RECENT_SNAPSHOTS:
-                    self._recorded.popitem(last=False)
-        else:
+        if snapshot is not None:
             self._recorded.move_to_end(key)
-        return snapshot
+            return snapshot
+        return await self._reading.get(
+            key, lambda: self.run(recorded_snapshot, self.reader, *key),
+            lambda snapshot: self._keep(key, snapshot))
+
+    def _keep(self, key: tuple[str, bool], snapshot: Snapshot | None) -> None:
+        if snapshot is not None and snapshot.finished:  # the records will not change
+            self._recorded[key] = snapshot
+            while len(self._recorded) > RECENT_SNAPSHOTS:
+                self._recorded.popitem(last=False)
 
     async def close(self) -> None:
         for spectator in list(self.sockets):

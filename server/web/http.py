@@ -27,7 +27,6 @@ ids and absent matches get a clean 404 page; a failure here is logged and answer
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections import OrderedDict
 from collections.abc import Callable
@@ -42,6 +41,7 @@ from server import protocol
 from server.guard import Guard, Throttled
 from server.protocol import MATCH_ID_PATTERN
 from server.records import RecordReads
+from server.single_flight import SingleFlight
 from server.spectators import Snapshot, Spectators
 from server.tournament import recorded_pairings, recorded_standings
 from server.web import pages
@@ -175,9 +175,7 @@ class WebPages:
         self.guard = guard or spectators.guard
         self.static = _static_files()
         self.cache = Cache()
-        # answers being made, by key: twenty readers of one long match that is not
-        # cached yet cost one build, not twenty on the page threads
-        self.making: dict[tuple[str, ...], asyncio.Future[Rendered]] = {}
+        self.making: SingleFlight[tuple[str, ...], Rendered] = SingleFlight()
 
     async def process_request(self, address: str, request: Request) -> Response:
         """Answer a request that is not a websocket upgrade: a page, never a traceback."""
@@ -227,22 +225,16 @@ class WebPages:
         cached = self.cache.get(key)
         if cached is None:
             self.guard.check_read(address)
-            making = self.making.get(key)
-            if making is None:  # the first asks; the others wait for the same answer
-                making = self.making[key] = asyncio.ensure_future(make())
-                making.add_done_callback(lambda done: self._made(key, done))
-            # (shielded: a reader that leaves does not cancel the others' answer)
-            body, content_type, final = await asyncio.shield(making)
-            if final:
-                self.cache.put(key, body, content_type)
+            body, content_type, _ = await self.making.get(key, make,
+                                                          lambda made: self._keep(key, made))
         else:
             body, content_type = cached
         return response(200, body, content_type)
 
-    def _made(self, key: tuple[str, ...], done: asyncio.Future[Rendered]) -> None:
-        del self.making[key]
-        if not done.cancelled():
-            done.exception()  # (retrieved here too: every reader may have left)
+    def _keep(self, key: tuple[str, ...], made: Rendered) -> None:
+        body, content_type, final = made
+        if final:
+            self.cache.put(key, body, content_type)
 
     async def _index(self) -> Rendered:
         running = [{"id": f.id, "game": f.game.name, "players": list(f.match.specs),
