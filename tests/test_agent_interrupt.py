@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -39,6 +40,10 @@ async def until(condition, seconds: float = 60.0) -> None:
     while not condition():
         assert time.monotonic() < stop, "timed out"
         await asyncio.sleep(0.1)
+
+
+NOT_READY = re.compile(r"\S+ \S+ agent WARNING the game was not ready within the start "
+                       r"clock; going on")
 
 
 def launch(*args: str, cwd: Path) -> subprocess.Popen:
@@ -105,7 +110,10 @@ async def test_ctrl_c_stops_ggp_match_with_an_agent_seat_quietly(tmp_path: Path)
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
     assert process.returncode == 130
-    assert err == "interrupted\n"
+    # on a loaded machine the agent's worker may not be ready within the 3 s start clock,
+    # and the agent says so before the Ctrl-C comes: that line is not the interrupt's
+    lines = [x for x in err.splitlines() if not NOT_READY.fullmatch(x)]
+    assert lines == ["interrupted"], err
 
 
 async def test_the_worker_dies_with_its_agent(tmp_path: Path) -> None:
