@@ -65,6 +65,7 @@ def ci95_half(values: Sequence[float], bounds: tuple[float, float] | None = None
         return None
     return half
 
+
 @dataclass(frozen=True)
 class Pairing:
     game: PlayableGame

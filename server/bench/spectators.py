@@ -54,10 +54,10 @@ from solvers.errors import GameError
 from solvers.playable import PlayableGame
 
 CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
 # a match waits this long for its bots' "ready": they all give it at once, when the
 # last of them is logged in (server.bench.server.run_bots), so the matches start together
 START_CLOCK = 300
-CHROMEDRIVER = "/usr/bin/chromedriver"
 
 
 def viewer_address(k: int) -> str:
