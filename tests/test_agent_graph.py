@@ -151,7 +151,7 @@ def test_the_node_pool_stays_within_its_bound_through_a_long_match() -> None:
 
     machine = load_machine(shared_path("gdl-corpus", "repository", "connectFour.kif"),
                            engine="compiled")
-    search = GraphSearch(machine, AgentConfig(enhancements=GRAPH, max_nodes=2_000, seed=5))
+    search = GraphSearch(machine, AgentConfig(enhancements=GRAPH, graph_nodes=2_000, seed=5))
     state, sizes, compacted = machine.initial_state(), [], 0
     while not machine.is_terminal(state):   # self-play: every move searched
         before = search.graph.nodes

@@ -369,14 +369,19 @@ def test_timing_stops_a_clear_decision_and_goes_on_with_a_critical_one(tictactoe
     # soft deadline (passed already) ends the search at once; at a fresh root the
     # untried moves make it critical: it goes on at least until each is tried
     search = AgentSearch(tictactoe, AgentConfig(enhancements=parse_enhancements(
-        "default,no-solver"), seed=5))
+        "default,timing,no-solver"), seed=5))
     state = play(tictactoe, ["(mark 1 1)", "(mark 1 2)", "(mark 2 2)", "(mark 3 3)"])
     search.search(state, playouts=3_000)
     clear = search.search(state, playouts=3_000, soft_deadline=time.monotonic() - 1)
     assert clear.playouts == 0
-    fresh = AgentSearch(tictactoe, AgentConfig(seed=5)).search(
+    timed = AgentConfig(enhancements=parse_enhancements("default,timing"), seed=5)
+    fresh = AgentSearch(tictactoe, timed).search(
         tictactoe.initial_state(), playouts=256, soft_deadline=time.monotonic() - 1)
     assert fresh.playouts >= 9 and all(v.min() > 0 for v in fresh.visits[:1])
+    # off (the default): the search runs to its end whatever the soft deadline says
+    untimed = AgentSearch(tictactoe, AgentConfig(seed=5)).search(
+        tictactoe.initial_state(), playouts=256, soft_deadline=time.monotonic() - 1)
+    assert untimed.playouts == 256
 
 
 @pytest.mark.slow

@@ -13,7 +13,7 @@
    the time (its table keeps every solved state for later moves; after a failure the
    next 1, 2, 4, ... tries are skipped); then the agent's SM-MCTS
    (:mod:`agent.search.mcts`: UCT where one role moves, decoupled UCT, regret
-   matching or EXP3 where several do; MAST, MCTS-Solver, tree reuse, timing and the
+   matching or EXP3 where several do; MAST, MCTS-Solver, tree reuse and the
    optional enhancements of ``BrainOptions.enhancements``) runs to the deadline.
 3. The move: the exact strategy when the state is solved, exploiting a fallible
    opponent where that is safe (turn-based: among value-keeping moves, the best

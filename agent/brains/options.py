@@ -25,6 +25,7 @@ class BrainOptions:
     simultaneous_exploration: float = AgentConfig.simultaneous_exploration
     seed: int = 0
     max_nodes: int = 300_000  # search tree budget
+    graph_nodes: int = AgentConfig.graph_nodes  # the "graph" search's node pool
     presolve_nodes: int = 400_000  # exact table budget (memory: ~1 KB a node)
     # the start clock's scale pre-solve: states (time and memory stop it first); a
     # game over presolve_nodes is kept as a compact solution (~30 B a state)
@@ -44,7 +45,7 @@ class BrainOptions:
             simultaneous=self.simultaneous, exploration=self.exploration,
             simultaneous_exploration=self.simultaneous_exploration,
             mast_epsilon=self.mast_epsilon, mast_temperature=self.mast_temperature,
-            max_nodes=self.max_nodes, seed=self.seed)
+            max_nodes=self.max_nodes, graph_nodes=self.graph_nodes, seed=self.seed)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ nodes, a bounded node pool, complete values propagated up):
   (:class:`gdl.reasoning.batch_machine.BatchMachine`: terminal, legal moves, goals,
   what their transitions need), their children computed together, and the round's
   playouts run together (:meth:`agent.search.playouts.BatchPlayouts.run_packed`);
-- the pool holds at most ``max_nodes`` nodes: when a search starts with it over half
+- the pool holds at most ``graph_nodes`` nodes: when a search starts with it over half
   full, the nodes not reachable from the new root are dropped and the rest
   renumbered (:meth:`Graph.compact`); a full pool stops expanding (descents then
   play out from their new states), so a long match never runs out of memory;
@@ -170,7 +170,7 @@ class GraphSearch:
                                cutoff=config.cutoff if config.on("cutoff") else 0)
         self.playouts = BatchPlayouts(machine, policy, self.chance_roles, self._rng)
         n_roles = len(machine.roles)
-        self.graph = Graph(kern, max(16, config.max_nodes), n_roles, self.bm.n_words,
+        self.graph = Graph(kern, max(16, config.graph_nodes), n_roles, self.bm.n_words,
                            self.bm.outer_words)
         self.chance = np.array([r in self.chance_roles for r in range(n_roles)], dtype=np.bool_)
         self.move_role = self.bm.move_role.astype(np.int64)
