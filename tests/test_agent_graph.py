@@ -164,3 +164,29 @@ def test_the_node_pool_stays_within_its_bound_through_a_long_match() -> None:
     # the pool filled and was compacted again and again; the slot and child pools
     # grew at the start, then stayed: memory is flat over the match
     assert len(sizes) > 15 and compacted > 5 and len(set(sizes[len(sizes) // 2:])) == 1
+
+
+def test_the_pool_is_sized_by_bytes_and_its_slot_and_child_pools_grow_apart() -> None:
+    from conftest import shared_path
+
+    from agent.search.graph import GRAPH_BYTES, Graph
+
+    # turn-based connectFour (8 slots, 7 joint moves at the root) keeps the million
+    # nodes; connectFourSimultaneous (16 slots, 64 joint moves) gets fewer, so that
+    # nodes as wide as its root stay under GRAPH_BYTES with the pools at twice their use
+    narrow = Graph.capacity_for(1_000_000, 2, 2, 1, 8, 7)
+    wide = Graph.capacity_for(1_000_000, 2, 2, 1, 16, 64)
+    assert narrow == 1_000_000 and 500_000 < wide < 700_000
+    assert wide * 2 * (20 * 16 + 4 * 64) <= GRAPH_BYTES
+    machine = load_machine(shared_path("gdl-corpus", "repository",
+                                       "connectFourSimultaneous.kif"), engine="compiled")
+    search = GraphSearch(machine, AgentConfig(enhancements=GRAPH, seed=5))
+    assert search.graph.capacity == Graph.capacity_for(
+        1_000_000, 2, search.bm.n_words, search.bm.outer_words, 16, 64)
+    search.search(machine.initial_state(), playouts=20_000)
+    g = search.graph
+    # a simultaneous node has 4x as many children as move slots: only the child
+    # pool grew past its first size, the slot pool (20 bytes an entry) did not
+    slots, children = g.meta[1:3]
+    assert children > 3 * slots and len(g.child) > len(g.slot_move)
+    assert slots <= len(g.slot_move) and children <= len(g.child)

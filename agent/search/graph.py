@@ -29,6 +29,7 @@ simultaneous policies.
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Hashable, Sequence
@@ -53,6 +54,12 @@ UNSUPPORTED = ("grave", "leaf", "repeat", "decisive")
 KERNELS = LazyKernels("agent.search.graph_kernels", 0)
 MAX_DEPTH = 1024       # a descent this deep plays out from where it is
 SLOTS_PER_NODE = 8     # first guess of the slot and child pools' size, grown as needed
+# the pool's arrays stay under this: the worker's address space is 4 GB (--memory-mb),
+# and connectFourSimultaneous' million nodes (16 move slots, 64 joint moves each) took
+# 1.7 GB when the slot and child pools grew together
+GRAPH_BYTES = 768 << 20
+SLOT_BYTES = 4 + 8 + 8     # slot_move, slot_visits, slot_total
+CHILD_BYTES = 4
 
 
 @dataclass
@@ -94,11 +101,26 @@ class Graph:
         return int(self.meta[0])
 
     def grow(self) -> None:
-        """Twice the slot and child pools (the node pool itself never grows)."""
-        self.slot_move = _grown(self.slot_move, 0)
-        self.slot_visits = _grown(self.slot_visits, 0.0)
-        self.slot_total = _grown(self.slot_total, 0.0)
-        self.child = _grown(self.child, -1)
+        """Twice the fuller of the slot and child pools (the node pool itself never
+        grows; the caller asks again while the other lacks room too). Apart, since
+        their needs differ: a simultaneous node has a child per joint move."""
+        if self.meta[1] / len(self.slot_move) >= self.meta[2] / len(self.child):
+            self.slot_move = _grown(self.slot_move, 0)
+            self.slot_visits = _grown(self.slot_visits, 0.0)
+            self.slot_total = _grown(self.slot_total, 0.0)
+        else:
+            self.child = _grown(self.child, -1)
+
+    @staticmethod
+    def capacity_for(nodes: int, n_roles: int, n_words: int, outer_words: int,
+                     slots: int, joint: int) -> int:
+        """At most ``nodes`` nodes, fewer when nodes as wide as the root (``slots`` move
+        slots, ``joint`` joint moves) would take the arrays past ``GRAPH_BYTES`` (the
+        slot and child pools grow by doubling: up to twice their use)."""
+        own = 8 * (2 * n_words + max(1, outer_words)) + 8 + 2 + 8 * (2 * n_roles + 1) \
+            + 4 * n_roles + 16
+        per_node = own + 2 * (SLOT_BYTES * slots + CHILD_BYTES * joint)
+        return max(16, min(nodes, GRAPH_BYTES // per_node))
 
     def compact(self, root: int) -> int:
         """Keep the nodes reachable from ``root``, renumbered in order; the new root."""
@@ -170,8 +192,11 @@ class GraphSearch:
                                cutoff=config.cutoff if config.on("cutoff") else 0)
         self.playouts = BatchPlayouts(machine, policy, self.chance_roles, self._rng)
         n_roles = len(machine.roles)
-        self.graph = Graph(kern, max(16, config.graph_nodes), n_roles, self.bm.n_words,
-                           self.bm.outer_words)
+        root = machine.initial_state()
+        widths = [len(machine.legal_moves(root, r)) for r in range(n_roles)]
+        capacity = Graph.capacity_for(config.graph_nodes, n_roles, self.bm.n_words,
+                                      self.bm.outer_words, sum(widths), math.prod(widths))
+        self.graph = Graph(kern, capacity, n_roles, self.bm.n_words, self.bm.outer_words)
         self.chance = np.array([r in self.chance_roles for r in range(n_roles)], dtype=np.bool_)
         self.move_role = self.bm.move_role.astype(np.int64)
         self.role_max = np.array([np.nanmax(np.append(self.playouts.goal_scaled[r], 0.0))

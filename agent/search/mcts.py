@@ -141,9 +141,9 @@ class AgentConfig:
     # banked between GGP moves, so it only saves CPU; critical moves get it all)
     soft_share: float = 0.85
     max_nodes: int = 300_000
-    # "graph": the array graph's node pool (its nodes cost 200-800 bytes, against
-    # about 1 KB for the object tree's; 300,000 filled within one 5 s move at
-    # 60,000 playouts/s)
+    # "graph": the array graph's node pool, at most (fewer where nodes as wide as the
+    # root would pass agent.search.graph.GRAPH_BYTES); 300,000 filled within one 5 s
+    # move at 60,000 playouts/s. A connectFour node costs about 480 bytes
     graph_nodes: int = 1_000_000
     seed: int = 0
 
