@@ -117,8 +117,10 @@ class Graph:
         """At most ``nodes`` nodes, fewer when nodes as wide as the root (``slots`` move
         slots, ``joint`` joint moves) would take the arrays past ``GRAPH_BYTES`` (the
         slot and child pools grow by doubling: up to twice their use)."""
-        own = 8 * (2 * n_words + max(1, outer_words)) + 8 + 2 + 8 * (2 * n_roles + 1) \
-            + 4 * n_roles + 16
+        own = (8 * (2 * n_words + max(1, outer_words))   # the state, free and outer rows
+               + 8 + 2                                    # table share, terminal, proven
+               + 8 * (2 * n_roles + 1) + 4 * n_roles      # value, rsum, count, size
+               + 16)                                      # slot_base, child_base
         per_node = own + 2 * (SLOT_BYTES * slots + CHILD_BYTES * joint)
         return max(16, min(nodes, GRAPH_BYTES // per_node))
 
