@@ -169,7 +169,7 @@ def test_the_node_pool_stays_within_its_bound_through_a_long_match() -> None:
 def test_the_pool_is_sized_by_bytes_and_its_slot_and_child_pools_grow_apart() -> None:
     from conftest import shared_path
 
-    from agent.search.graph import GRAPH_BYTES, Graph
+    from agent.search.graph import CHILD_BYTES, GRAPH_BYTES, SLOT_ARRAYS, SLOT_BYTES, Graph
 
     # turn-based connectFour (8 slots, 7 joint moves at the root) keeps the million
     # nodes; connectFourSimultaneous (16 slots, 64 joint moves) gets fewer, so that
@@ -190,3 +190,10 @@ def test_the_pool_is_sized_by_bytes_and_its_slot_and_child_pools_grow_apart() ->
     slots, children = g.meta[1:3]
     assert children > 3 * slots and len(g.child) > len(g.slot_move)
     assert slots <= len(g.slot_move) and children <= len(g.child)
+    # the sizes capacity_for counts are those of the arrays the pool holds
+    pools = ("kern", "meta", "table", "child", *SLOT_ARRAYS)
+    own = sum(a.nbytes for name, a in vars(g).items()
+              if isinstance(a, np.ndarray) and name not in pools)
+    assert own // g.capacity + 8 == Graph.node_bytes(2, search.bm.n_words, search.bm.outer_words)
+    assert SLOT_BYTES == sum(getattr(g, name).itemsize for name in SLOT_ARRAYS)
+    assert CHILD_BYTES == g.child.itemsize

@@ -58,7 +58,8 @@ SLOTS_PER_NODE = 8     # first guess of the slot and child pools' size, grown as
 # and connectFourSimultaneous' million nodes (16 move slots, 64 joint moves each) took
 # 1.7 GB when the slot and child pools grew together
 GRAPH_BYTES = 768 << 20
-SLOT_BYTES = 4 + 8 + 8     # slot_move, slot_visits, slot_total
+SLOT_ARRAYS = ("slot_move", "slot_visits", "slot_total")   # one entry a move slot
+SLOT_BYTES = 4 + 8 + 8     # their int32, float64, float64
 CHILD_BYTES = 4
 
 
@@ -105,11 +106,19 @@ class Graph:
         grows; the caller asks again while the other lacks room too). Apart, since
         their needs differ: a simultaneous node has a child per joint move."""
         if self.meta[1] / len(self.slot_move) >= self.meta[2] / len(self.child):
-            self.slot_move = _grown(self.slot_move, 0)
-            self.slot_visits = _grown(self.slot_visits, 0.0)
-            self.slot_total = _grown(self.slot_total, 0.0)
+            for name in SLOT_ARRAYS:
+                setattr(self, name, _grown(getattr(self, name), 0))
         else:
             self.child = _grown(self.child, -1)
+
+    @staticmethod
+    def node_bytes(n_roles: int, n_words: int, outer_words: int) -> int:
+        """A node's own bytes in the arrays ``__init__`` makes, the table's share counted
+        as two int32 entries (it is two to four: the table is a power of two)."""
+        return (8 * (2 * n_words + max(1, outer_words))   # the state, free and outer rows
+                + 8 + 2                                    # table share, terminal, proven
+                + 8 * (2 * n_roles + 1) + 4 * n_roles      # value, rsum, count, size
+                + 16)                                      # slot_base, child_base
 
     @staticmethod
     def capacity_for(nodes: int, n_roles: int, n_words: int, outer_words: int,
@@ -117,11 +126,8 @@ class Graph:
         """At most ``nodes`` nodes, fewer when nodes as wide as the root (``slots`` move
         slots, ``joint`` joint moves) would take the arrays past ``GRAPH_BYTES`` (the
         slot and child pools grow by doubling: up to twice their use)."""
-        own = (8 * (2 * n_words + max(1, outer_words))   # the state, free and outer rows
-               + 8 + 2                                    # table share, terminal, proven
-               + 8 * (2 * n_roles + 1) + 4 * n_roles      # value, rsum, count, size
-               + 16)                                      # slot_base, child_base
-        per_node = own + 2 * (SLOT_BYTES * slots + CHILD_BYTES * joint)
+        per_node = (Graph.node_bytes(n_roles, n_words, outer_words)
+                    + 2 * (SLOT_BYTES * slots + CHILD_BYTES * joint))
         return max(16, min(nodes, GRAPH_BYTES // per_node))
 
     def compact(self, root: int) -> int:
@@ -140,7 +146,7 @@ class Graph:
         joint_counts = np.where(self.terminal[:len(old)], 0, np.prod(sizes, axis=1))
         slot_from = _ranges(self.slot_base[old], slot_counts)
         child_from = _ranges(self.child_base[old], joint_counts)
-        for name in ("slot_move", "slot_visits", "slot_total"):
+        for name in SLOT_ARRAYS:
             array = getattr(self, name)
             array[:len(slot_from)] = array[slot_from]
         children = self.child[child_from]
