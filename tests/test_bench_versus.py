@@ -5,14 +5,16 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from conftest import shared_path
 
 import ggp_cli
-from server.bench.versus import match_line, summary
+from server.bench.versus import Plan, match_line, run, summary
 from server.tournament import ci95_half
+from solvers.errors import GameError
 
 
 def test_a_match_line_counts_shares_and_faults() -> None:
@@ -67,8 +69,29 @@ def test_our_agent_against_a_gpp_http_player_and_resume(tmp_path: Path, capsys) 
         assert line["status"] == "completed" and 5 <= line["steps"] <= 9
         assert line["our_faults"] == line["their_faults"] == {"TO": 0, "IL": 0, "CE": 0}
         assert line["playouts_per_second"] > 0
+        # what was run, so that the file describes itself
+        assert (line["startclock"], line["playclock"], line["agent_args"]) == (3, 1, "")
     capsys.readouterr()
     assert ggp_cli.main([*argv, "--resume"]) == 0           # nothing left to play
     out = capsys.readouterr().out
     assert "match" not in out.split("game ")[0] and len(results.read_text().splitlines()) == 2
     assert ggp_cli.main([*argv[:-1], str(tmp_path / "new.jsonl"), "--summary"]) == 1
+
+
+def test_resume_refuses_a_file_run_with_other_settings(tmp_path: Path) -> None:
+    results = tmp_path / "vs.jsonl"
+    line = {**match_line({"payoffs": [100, 0], "errors": [["", ""]]}, "g", 0, 0, 10.0),
+            "startclock": 30.0, "playclock": 5.0, "agent_args": "--exploration 0.3"}
+    results.write_text(json.dumps(line) + "\n")
+    plan = Plan("http://127.0.0.1:1", None, [], 2, 30.0, 5.0, 0, (), ["--exploration", "0.7"])
+    with pytest.raises(GameError, match="agent_args '--exploration 0.3'.*another --results"):
+        run(plan, results, resume=True)
+    with pytest.raises(GameError, match="playclock 5.0"):
+        run(replace(plan, playclock=15.0, agent_args=["--exploration", "0.3"]), results,
+            resume=True)
+    # the same settings, or a line from before the fields existed: nothing left to play
+    run(replace(plan, agent_args=["--exploration", "0.3"]), results, resume=True)
+    old = {k: v for k, v in line.items() if k not in ("startclock", "playclock", "agent_args")}
+    results.write_text(json.dumps(old) + "\n")
+    run(plan, results, resume=True)
+    assert results.read_text().count("\n") == 1

@@ -17,9 +17,11 @@ core (the server only relays), and appended at once to the results file as one J
 line: ``game``, ``match``, ``seat`` (our role's index), ``goals``, ``share`` (our
 goal over the sum of the goals; 50 when both are 0), ``steps``, our and their fault
 counts by code (``TO``, ``IL``, ``CE``), ``opponent_failed`` (the opponent faulted on
-over half of its steps: such a match measures nothing and is reported apart), and our
-playouts per second over the match's moves. ``--resume`` skips the matches the file
-has. The summary (also ``--summary`` alone) gives per game and overall the share of
+over half of its steps: such a match measures nothing and is reported apart), our
+playouts per second over the match's moves, and what was run: ``startclock``,
+``playclock`` and ``agent_args`` (the ``--agent-args`` text). ``--resume`` skips the
+matches the file has, and refuses a file whose lines were run with other clocks or
+agent arguments (lines written before these fields existed are taken as they are). The summary (also ``--summary`` alone) gives per game and overall the share of
 the points with a 95% Student t interval, the faults, and our playouts per second.
 """
 
@@ -163,7 +165,25 @@ def play_one(plan: Plan, game: Path, ours: str, seat: int, index: int, db: Path,
         raise GameError(f"{game.stem} match {index}: ggp match failed: "
                         f"{done.stderr.strip().splitlines()[-1:]}")
     result = json.loads(done.stdout)
-    return match_line(result, game.stem, index, seat, _playouts_per_second(log, mark))
+    line = match_line(result, game.stem, index, seat, _playouts_per_second(log, mark))
+    return {**line, **_settings(plan)}
+
+
+def _settings(plan: Plan) -> dict[str, Any]:
+    """What a results line records of the run that played it."""
+    return {"startclock": plan.startclock, "playclock": plan.playclock,
+            "agent_args": shlex.join(plan.agent_args)}
+
+
+def _check_settings(plan: Plan, lines: Sequence[dict[str, Any]], results: Path) -> None:
+    """GameError when a line of ``results`` was run with other settings than ``plan``."""
+    wanted = _settings(plan)
+    for line in lines:
+        for key, value in wanted.items():
+            if key in line and line[key] != value:
+                raise GameError(f"{results}: match {line['match']} of {line['game']} was run "
+                                f"with {key} {line[key]!r}, this run has {value!r}: use "
+                                "another --results")
 
 
 def match_line(result: dict[str, Any], game: str, index: int, seat: int,
@@ -208,7 +228,9 @@ def run(plan: Plan, results: Path, resume: bool) -> None:
     done = set()
     if resume and results.exists():
         drop_torn_line(results)
-        done = {(r["game"], r["match"]) for r in read_json_lines(results, KEYS, "a versus results line")}
+        lines = read_json_lines(results, KEYS, "a versus results line")
+        _check_settings(plan, lines, results)
+        done = {(r["game"], r["match"]) for r in lines}
     elif results.exists() and results.stat().st_size:
         raise GameError(f"{results} has results: --resume to go on, or another --results")
     log = results.with_suffix(".agent.log")
