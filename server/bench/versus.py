@@ -19,10 +19,12 @@ goal over the sum of the goals; 50 when both are 0), ``steps``, our and their fa
 counts by code (``TO``, ``IL``, ``CE``), ``opponent_failed`` (the opponent faulted on
 over half of its steps: such a match measures nothing and is reported apart), our
 playouts per second over the match's moves, and what was run: ``startclock``,
-``playclock`` and ``agent_args`` (the ``--agent-args`` text). ``--resume`` skips the
-matches the file has, and refuses a file whose lines were run with other clocks or
-agent arguments (lines written before these fields existed are taken as they are). The summary (also ``--summary`` alone) gives per game and overall the share of
-the points with a 95% Student t interval, the faults, and our playouts per second.
+``playclock`` and ``agent_args`` (the ``--agent-args`` words, shell-quoted).
+``--resume`` skips the matches the file has, and refuses a file whose lines were run
+with other clocks or agent arguments (lines written before these fields existed are
+taken as they are). The summary (also ``--summary`` alone) gives per game and overall
+the share of the points with a 95% Student t interval, the faults, and our playouts
+per second.
 """
 
 from __future__ import annotations
