@@ -36,6 +36,7 @@ def test_a_presolve_over_the_table_budget_is_kept_as_a_compact_solution() -> Non
     player = brain("chickentictactoe", presolve_nodes=1_000)
     info = player.metagame(time.monotonic() + 60)
     assert info["presolve"] == "baseline: solved, 11,093 states (compact)"
+    assert "playouts" not in info   # the solution plays: no tree is built on the start clock
     assert not player.exact and player.solution.bound   # read by the engine's int state
     assert player.solution.values_at(player.state) == pytest.approx(
         {"xplayer": 40.451179733, "oplayer": 59.548820267})

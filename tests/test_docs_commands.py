@@ -50,6 +50,14 @@ INSTEAD = {
     "docs/bench/corpus-two-player-300s.jsonl --resume":
         "ggp bench corpus --two-player --only nim1,roshambo2 --solvers baseline --max-states "
         "10000 --time-limit 30 --results /tmp/corpus.jsonl --resume",
+    # the two chickentictactoe files take 40 of its 50 s (tests/test_simultaneous_doab.py
+    # checks DOαβ's value on chickentictactoe): the other twelve games
+    "ggp bench doab chickentictactoe chickentoetictac eotcitcit roshambo2 ticTicToe "
+    "games/gdl/simultaneous_tictactoe.kif games/gdl/simultaneous_tictactoe_thesis.kif "
+    "ticTacToe tictactoe2 tictactoe_orthogonal nim1 nim2 sum15 minichess":
+        "ggp bench doab eotcitcit roshambo2 ticTicToe games/gdl/simultaneous_tictactoe.kif "
+        "games/gdl/simultaneous_tictactoe_thesis.kif ticTacToe tictactoe2 "
+        "tictactoe_orthogonal nim1 nim2 sum15 minichess",
     # a server runs until Ctrl-C (tests/test_server_cli.py runs it against clients)
     "ggp serve --games games ../shared/efg": "ggp serve --help",
     # shorter clocks, budgets and games, the same commands (the 7,381-node game takes

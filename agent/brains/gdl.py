@@ -160,9 +160,11 @@ class GdlBrain:
                 info["presolve"], self.solution = presolve_joint(
                     self.machine, self.spec, self.players, self.options, half, until)
             info["presolve_seconds"] = round(time.monotonic() - started, 3)
-        if searchable and time.monotonic() < until:
+        # a solution plays every move (as a forced move does not ponder with one): the rest
+        # of the start clock would build a tree no move reads
+        if searchable and self.solution is None and time.monotonic() < until:
             if self.search.agent.on("mastcost") and self.search.agent.on("mast") \
-                    and self.solution is None and until - time.monotonic() > 2.5 * MAST_TRIAL:
+                    and until - time.monotonic() > 2.5 * MAST_TRIAL:
                 info["mast"] = self._mast_trial()
             result = self.search.search(self.state, deadline=until)
             info["playouts"] = result.playouts
