@@ -60,6 +60,7 @@ def test_solutions_saved_by_ggp_solve_are_played(tmp_path, game: str, role: str)
     player = brain(game, role, solutions=str(tmp_path))
     info = player.metagame(time.monotonic() + 30)
     assert info["solution"] == str(tmp_path / f"{game}.jsonl") and "presolve" not in info
+    assert "playouts" not in info   # the solution plays every move: no tree on the start clock
     if game == "hanoi3":
         assert play_alone(player) == HANOI3_PLAN
     else:   # b's first turn follows a's (take 1)

@@ -58,6 +58,21 @@ INSTEAD = {
         "ggp bench doab eotcitcit roshambo2 ticTicToe games/gdl/simultaneous_tictactoe.kif "
         "games/gdl/simultaneous_tictactoe_thesis.kif ticTacToe tictactoe2 "
         "tictactoe_orthogonal nim1 nim2 sum15 minichess",
+    # one round of each (the page's rounds: 2), the same players and games: 21 of its 40 s
+    "ggp tournament --games ../shared/gdl-corpus/repository/ticTacToe.kif "
+    "games/gdl/goofspiel_3.kif --players random first 'uct?playouts=300' solver --swap-roles "
+    "--rounds 2 --startclock 10 --playclock 2 --concurrency 2 --seed 2 --quiet "
+    "--db /tmp/ratings.sqlite --plot /tmp/tournament.png":
+        "ggp tournament --games ../shared/gdl-corpus/repository/ticTacToe.kif "
+        "games/gdl/goofspiel_3.kif --players random first 'uct?playouts=300' solver "
+        "--swap-roles --rounds 1 --startclock 10 --playclock 2 --concurrency 2 --seed 2 "
+        "--quiet --db /tmp/ratings.sqlite --plot /tmp/tournament.png",
+    "ggp tournament --games ../shared/gdl-corpus/repository/tictactoe_3player.kif --players "
+    "random first 'uct?playouts=300' --swap-roles --rounds 2 --startclock 5 --playclock 2 "
+    "--concurrency 2 --seed 3 --quiet --db /tmp/ratings.sqlite":
+        "ggp tournament --games ../shared/gdl-corpus/repository/tictactoe_3player.kif "
+        "--players random first 'uct?playouts=300' --swap-roles --rounds 1 --startclock 5 "
+        "--playclock 2 --concurrency 2 --seed 3 --quiet --db /tmp/ratings.sqlite",
     # a server runs until Ctrl-C (tests/test_server_cli.py runs it against clients)
     "ggp serve --games games ../shared/efg": "ggp serve --help",
     # shorter clocks, budgets and games, the same commands (the 7,381-node game takes

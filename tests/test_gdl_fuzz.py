@@ -84,7 +84,7 @@ def test_mutated_corpus_files(corpus: dict[str, list[str]], game: str,
     assert outcome(mutate(corpus[game], edits)) in ("format", "invalid", "runtime", "valid")
 
 
-@settings(max_examples=30, deadline=None, derandomize=True)
+@settings(max_examples=15, deadline=None, derandomize=True)
 @given(st.sampled_from(GAMES), st.sampled_from(CYCLES), st.integers(0, 10**6))
 def test_cyclic_rules_are_rejected_or_evaluated(corpus: dict[str, list[str]], game: str,
                                                 cycle: str, where: int) -> None:
