@@ -22,7 +22,7 @@ from agent.brains.options import GameSpec
 from gdl.reasoning.machine import load_machine
 
 PICK = re.compile(r"\(pick( (1?[0-9]|20)){5}\)")     # one of WIDE's 21^5 moves
-ROUNDS = 5           # of each game: 10 START/PLAY rounds
+ROUNDS = 4           # of each game: 8 START/PLAY rounds
 
 
 def clock_for_this_machine() -> float:
