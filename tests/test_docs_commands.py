@@ -58,7 +58,7 @@ INSTEAD = {
         "ggp bench doab eotcitcit roshambo2 ticTicToe games/gdl/simultaneous_tictactoe.kif "
         "games/gdl/simultaneous_tictactoe_thesis.kif ticTacToe tictactoe2 "
         "tictactoe_orthogonal nim1 nim2 sum15 minichess",
-    # one round of each (the page's rounds: 2), the same players and games: 21 of its 40 s
+    # one round each (the page: 2), the same players and games: 15 s where they took 21
     "ggp tournament --games ../shared/gdl-corpus/repository/ticTacToe.kif "
     "games/gdl/goofspiel_3.kif --players random first 'uct?playouts=300' solver --swap-roles "
     "--rounds 2 --startclock 10 --playclock 2 --concurrency 2 --seed 2 --quiet "
