@@ -18,11 +18,12 @@ CORPUS = ["connectFour", "connectFourSimultaneous", "dualConnect4", "nineBoardTi
           "doubletictactoe", "ticTacToe", "tictactoe_3d_small_2player", "sheepAndWolf",
           "catcha_mouse", "point_grab", "chickentictactoe", "bomberman2p", "checkers",
           "blocker", "pacman3p", "chinook"]
+PLAYOUTS = 40
 # games whose playouts run ~100 steps: fewer of them still give over 2 * CALIBRATION pairs
 LONG_PLAYOUTS = {"checkers": 10}
 
 
-def _pairs(machine: CompiledMachine, playouts: int = 40,
+def _pairs(machine: CompiledMachine, playouts: int = PLAYOUTS,
            least: int = 2 * CALIBRATION) -> list[tuple[int, int]]:
     """(parent, child) pairs along ``playouts`` random playouts or more, until there
     are ``least``: parents are never terminal."""
@@ -38,7 +39,7 @@ def _pairs(machine: CompiledMachine, playouts: int = 40,
     return out
 
 
-def _check(machine: CompiledMachine, playouts: int = 40) -> None:
+def _check(machine: CompiledMachine, playouts: int = PLAYOUTS) -> None:
     pairs = _pairs(machine, playouts)
     expected = [machine.is_terminal(child) for _, child in pairs]
     assert any(expected)
@@ -54,7 +55,7 @@ def _check(machine: CompiledMachine, playouts: int = 40) -> None:
 def test_terminal_after_a_move_equals_the_full_test(name: str) -> None:
     machine = load_machine(shared_path("gdl-corpus", "repository", f"{name}.kif"),
                            engine="compiled")
-    _check(machine, LONG_PLAYOUTS.get(name, 40))
+    _check(machine, LONG_PLAYOUTS.get(name, PLAYOUTS))
 
 
 def test_terminal_after_on_a_bundled_game() -> None:
