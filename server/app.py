@@ -30,7 +30,7 @@ import re
 import secrets
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Literal
@@ -90,7 +90,8 @@ class MatchServer:
                  agents: dict[str, str] | None = None,
                  max_spectators: int = MAX_SPECTATORS,
                  public_spectators: bool = False, workers: int = 0,
-                 registration: Registration = "closed", max_per_address: int = 64) -> None:
+                 registration: Registration = "closed", max_per_address: int = 64,
+                 seat_names: Collection[str] = ()) -> None:
         self.records = records
         # 0: games are computed on the event loop; N: in N worker processes (server/engine.py)
         self.engine = PoolEngine(workers) if workers else None
@@ -116,6 +117,11 @@ class MatchServer:
         self.finished: OrderedDict[str, MatchOutcome] = OrderedDict()
         self._finished_seats: dict[str, set[str]] = {}  # the ws seats' names, for rejoins
         self.registration = registration
+        # the names its command's ws: seats will wait for (registration "seats"): they may
+        # register from the first hello, before their match starts and claims them (a
+        # tournament's later matches, or a loaded machine's first, start after the agents
+        # were told where to log in)
+        self.seat_names = frozenset(seat_names)
         self.guard = Guard(max_per_address)
         self.identities = Identities(records)
         self.pages = ThreadPoolExecutor(PAGE_THREADS, thread_name_prefix="pages")
@@ -410,7 +416,8 @@ class MatchServer:
                 raise ProtocolError("not-allowed", "wrong admin token", ref="hello")
             return True
         return self.registration == "open" or (
-            self.registration == "seats" and hello["name"] in self.lobby.waiting)
+            self.registration == "seats" and (hello["name"] in self.lobby.waiting
+                                               or hello["name"] in self.seat_names))
 
     async def _handle(self, conn: Connection, data: str | bytes) -> None:
         try:

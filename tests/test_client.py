@@ -111,7 +111,8 @@ def agent(url: str, name: str, admin_token: str | None = None) -> Iterator[Clien
         hello = {"type": "hello", "name": name, "token": f"{name}-secret-123"}
         ws.send(json.dumps(hello if admin_token is None
                            else {**hello, "admin_token": admin_token}))
-        assert json.loads(ws.recv(timeout=WAIT))["type"] == "welcome"
+        reply = json.loads(ws.recv(timeout=WAIT))
+        assert reply["type"] == "welcome", reply
         yield ws
 
 

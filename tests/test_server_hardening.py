@@ -189,6 +189,20 @@ async def test_an_embedded_server_registers_the_names_its_seats_wait_for(tmp_pat
         await alice.stop()
 
 
+async def test_the_names_of_a_commands_seats_register_before_their_match(tmp_path) -> None:
+    """``ggp match``/``tournament`` print where to log in before a match claims its seats
+    (a tournament's later matches much later): the names of its ws: seats register from
+    the first hello; no other name does."""
+    async with running_server(tmp_path, registration="seats", seat_names=["bob"]) as srv:
+        async with connect(srv.url) as ws:
+            assert (await ask(ws, hello("bob")))["type"] == "welcome"
+        async with connect(srv.url) as ws:
+            assert (await ask(ws, hello("stranger")))["code"] == "not-registered"
+        async with connect(srv.url) as ws:  # bob's secret is now bob's
+            assert (await ask(ws, hello("bob", token="another-secret")))["code"] == \
+                "bad-secret"
+
+
 async def test_a_thousand_fresh_names_register_nothing_and_lock_nobody_out(tmp_path) -> None:
     async with running_server(tmp_path, registration="closed", login_timeout=5,
                               agents={"real": "real-secret-123"}) as srv:

@@ -49,6 +49,7 @@ from server.live import (
 from server.match import MatchOptions, MatchOutcome
 from server.payoff_range import format_ranges
 from server.players.http import LOOPBACK, HttpAllowList, http_allowed
+from server.players.spec import ws_names
 from server.plots import standings_plot
 from server.protocol import MAX_SEED
 from server.ray_tournament import ray_tournament
@@ -251,7 +252,8 @@ def match_main(argv: list[str]) -> int:
 async def _one_match(records: Records, game: PlayableGame,
                      args: argparse.Namespace) -> MatchOutcome:
     async with MatchServer(records, port=args.port, http_allow=http_allowed(args.players),
-                           workers=args.workers, registration="seats") as server:
+                           workers=args.workers, registration="seats",
+                           seat_names=ws_names(args.players)) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
         match = server.start_match(game, args.players,
@@ -345,7 +347,8 @@ def _progress(args: argparse.Namespace,
 async def _tournament(records: Records, games: list[PlayableGame],
                       args: argparse.Namespace) -> TournamentResult:
     async with MatchServer(records, port=0, http_allow=http_allowed(_entrants(args)),
-                           workers=args.workers, registration="seats") as server:
+                           workers=args.workers, registration="seats",
+                           seat_names=ws_names(_entrants(args))) as server:
         if any(p.startswith("ws:") for p in args.players):
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
         progress = _progress(args, games)

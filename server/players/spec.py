@@ -87,3 +87,8 @@ def parse_spec(text: str) -> PlayerSpec:
         return _checked(PlayerSpec(kind, name, options, text))
     raise GameError(f"unknown player {text!r} (random, first, uct, solver, http://HOST:PORT, "
                     "ws:NAME, agent, agent:NAME; options after '?')")
+
+
+def ws_names(specs: list[str]) -> list[str]:
+    """The agent names of the ``ws:NAME`` seats among ``specs``."""
+    return [spec.target for spec in map(parse_spec, specs) if spec.kind == "ws"]
