@@ -166,6 +166,10 @@ class MatchHost:
         """The most matches this host ever ran at once."""
         return self.peak
 
+    def playing(self) -> int:
+        """The matches running here now, each started in the ledger's count."""
+        return self.running
+
 
 LEDGER_ATTEMPTS = 20  # half a second apart
 MAX_HOST_MATCHES = 10_000  # matches one host may run at once (its actor's concurrency)

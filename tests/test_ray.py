@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -58,8 +60,7 @@ def _single_machine(tmp_path: Path, players: list[str], rounds: int) -> dict[str
     return asyncio.run(run())
 
 
-def _on_ray(db: Path, players: list[str], rounds: int, on_match: Any = None,
-            concurrency: int = 2) -> Any:
+def _on_ray(db: Path, players: list[str], rounds: int, concurrency: int = 2) -> Any:
     from gdl.formats import load_game
     from server.ray_tournament import game_source, run_ray_tournament
     from server.records import Records
@@ -68,7 +69,7 @@ def _on_ray(db: Path, players: list[str], rounds: int, on_match: Any = None,
     try:
         return asyncio.run(run_ray_tournament(
             records, [load_game(GOOFSPIEL_4)], [game_source(GOOFSPIEL_4)], players,
-            rounds=rounds, seed=11, concurrency=concurrency, on_match=on_match))
+            rounds=rounds, seed=11, concurrency=concurrency))
     finally:
         records.close()
 
@@ -112,39 +113,45 @@ def test_many_matches_at_once_share_their_nodes_match_hosts(cluster: Any,
     assert result.most_at_once == 60 and result.busiest_host == 30
 
 
+def _kill_while_it_plays(cluster: Any, doomed: Any, done: threading.Event) -> None:
+    """Kills the doomed node the moment its match host reports a match running (a host
+    counts a match only after the ledger heard of its start there): that match is then
+    certainly lost mid-play, whatever the scheduler and the machine's load did."""
+    tag = doomed.node_id[:12]
+    while not done.wait(0.05):
+        names = [n for n in ray.util.list_named_actors() if n.startswith("ggp-host-")
+                 and f"-{tag}-" in n]
+        for name in names:
+            with contextlib.suppress(ValueError, ray.exceptions.RayError):
+                if ray.get(ray.get_actor(name).playing.remote(), timeout=10) > 0:
+                    cluster.remove_node(doomed, allow_graceful=False)
+                    return
+
+
 @pytest.mark.slow
 def test_a_lost_node_loses_no_match_and_records_none_twice(cluster: Any,
                                                            tmp_path: Path) -> None:
-    """A third node joins, takes matches, and is killed when the first match ends (three
-    run at once, one per node, ~1.2 s each: the others are in flight); its match runs
-    again on the others (Ray's task retries)."""
-    players = ["random?delay=0.3", "first", "random"]
+    """A third node joins, takes matches, and is killed while it plays one (every match
+    has a player that waits 0.3 s a step: 1.2 s or more each, three at once); that match
+    runs again on the others (Ray's task retries) and is recorded once."""
+    players = ["random?delay=0.3", "first?delay=0.3", "random"]
     single = _single_machine(tmp_path, players, rounds=3)
-    retried = []
-    # whether the doomed node holds a match at the moment it dies is up to the
-    # scheduler and the machine's load: up to three tournaments, each with a new
-    # doomed node, until one of them had a match to run again
-    for attempt in range(3):
-        doomed = cluster.add_node(**node_args())
-        cluster.wait_for_nodes()
-        finished = []
-
-        def kill_after_one(outcome: Any, doomed: Any = doomed, finished: list = finished) -> None:
-            finished.append(outcome)
-            if len(finished) == 1:
-                cluster.remove_node(doomed, allow_graceful=False)
-
-        db = tmp_path / f"ray{attempt}.sqlite"
-        result = _on_ray(db, players, rounds=3, on_match=kill_after_one, concurrency=3)
-        assert doomed not in cluster.worker_nodes
-        assert _outcomes(result.to_json()["matches"]) == _outcomes(single["matches"])
-        rows, twice = _recorded(db, result.id)
-        assert len(rows) == 9 and len({r[0] for r in rows}) == 9 and twice == 0
-        assert all(status == "completed" and steps == 4 for _, status, _, steps in rows)
-        retried.append(result.retried)
-        if result.retried >= 1:
-            break
-    assert max(retried) >= 1, f"no match was in flight on a killed node in {retried}"
+    doomed = cluster.add_node(**node_args())
+    cluster.wait_for_nodes()
+    done = threading.Event()
+    killer = threading.Thread(target=_kill_while_it_plays, args=(cluster, doomed, done))
+    killer.start()
+    try:
+        result = _on_ray(tmp_path / "ray.sqlite", players, rounds=3, concurrency=3)
+    finally:
+        done.set()
+        killer.join()
+    assert doomed not in cluster.worker_nodes, "the doomed node never ran a match"
+    assert _outcomes(result.to_json()["matches"]) == _outcomes(single["matches"])
+    rows, twice = _recorded(tmp_path / "ray.sqlite", result.id)
+    assert len(rows) == 9 and len({r[0] for r in rows}) == 9 and twice == 0
+    assert all(status == "completed" and steps == 4 for _, status, _, steps in rows)
+    assert result.retried >= 1
 
 
 @pytest.mark.slow
