@@ -42,10 +42,10 @@ async def test_a_silent_worker_still_gets_legal_fallback_moves() -> None:
     try:
         # generous clocks: the light worker starts cold on a loaded machine too
         info = await gamer.start(GameSpec("gdl", text, "ticTacToe"), "oplayer",
-                                 time.monotonic() + 8)
+                                 time.monotonic() + 6)
         assert info == {"ready": False}
-        assert await gamer.play(None, time.monotonic() + 4) == "noop"
-        move = await gamer.play(["(mark 1 1)", "noop"], time.monotonic() + 4)
+        assert await gamer.play(None, time.monotonic() + 3) == "noop"
+        move = await gamer.play(["(mark 1 1)", "noop"], time.monotonic() + 3)
         assert move.startswith("(mark ") and move != "(mark 1 1)"
         assert all(d["method"] == "fallback" and d["legal_known"] for d in gamer.decisions)
     finally:

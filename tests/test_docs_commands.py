@@ -3,7 +3,9 @@
 Every ``ggp ...`` in README.md, docs/*.md and server/PROTOCOL.md, in a code block or in
 inline code, must name a real command and only options its ``--help`` lists. Every
 concrete command of a code block (no placeholder such as ``GAME.kif``, ``N`` or
-``[--json]``) is run, in the order the page gives, in a temporary folder: ``games``
+``[--json]``) is run (a child forked from tests/ggp_zygote.py, the CLI imported once: the
+same code and exit code as ``python -m ggp_cli``, without a second of imports each), in
+the order the page gives, in a temporary folder: ``games``
 and ``../shared`` are links to the real ones there, and the ``/tmp/`` files the docs
 write go into that folder. A ``$ ggp ...`` line followed by output in its block must
 print that output (times, ``1.23 s``, and float noise, ``2.84e-14``, aside). Commands that run long or never end run
@@ -13,10 +15,16 @@ as :data:`INSTEAD` says.
 from __future__ import annotations
 
 import json
+import os
 import re
+import select
 import shlex
+import signal
 import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,16 +231,72 @@ def test_readme_lists_every_command_and_pages_are_finished(
     assert not notes, f"notes for another page left in {notes}"
 
 
-def _run(text: str, folder: Path) -> subprocess.CompletedProcess[str]:
+class Zygote:
+    """``ggp`` commands forked from a process that imported the CLI once
+    (tests/ggp_zygote.py): the commands and their exit codes, without each command's
+    second or so of imports."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen([sys.executable, str(REPO / "tests" / "ggp_zygote.py")],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        cwd=REPO, bufsize=0)
+        self.unread = b""
+
+    def run(self, argv: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
+        assert self.process.stdin is not None
+        with tempfile.TemporaryDirectory() as tmp:
+            out, err = Path(tmp, "out"), Path(tmp, "err")
+            request = {"argv": argv, "cwd": str(cwd), "out": str(out), "err": str(err)}
+            self.process.stdin.write(json.dumps(request).encode() + b"\n")
+            pid = self._answer(30)["pid"]
+            try:
+                code = self._answer(timeout)["rc"]
+            except TimeoutError:
+                os.kill(pid, signal.SIGKILL)
+                self._answer(30)
+                raise subprocess.TimeoutExpired(argv, timeout) from None
+            return subprocess.CompletedProcess(argv, code, out.read_text(errors="replace"),
+                                               err.read_text(errors="replace"))
+
+    def _answer(self, timeout: float) -> dict[str, int]:
+        assert self.process.stdout is not None
+        fd, deadline = self.process.stdout.fileno(), time.monotonic() + timeout
+        while b"\n" not in self.unread:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                raise TimeoutError
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise AssertionError("the ggp zygote ended")
+            self.unread += chunk
+        line, _, self.unread = self.unread.partition(b"\n")
+        return json.loads(line)
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait(30)
+
+
+@pytest.fixture(scope="module")
+def zygote() -> Iterator[Zygote]:
+    forks = Zygote()
+    try:
+        yield forks
+    finally:
+        forks.close()
+
+
+def _run(text: str, folder: Path, zygote: Zygote) -> subprocess.CompletedProcess[str]:
     text = INSTEAD.get(text, text).replace("/tmp/", f"{folder}/")
     for name, (action, field) in IDS.items():
         if name in text:
-            listed = _run(f"ggp matches {action} --json --db /tmp/matches.sqlite", folder)
+            listed = _run(f"ggp matches {action} --json --db /tmp/matches.sqlite", folder,
+                          zygote)
             text = text.replace(name, json.loads(listed.stdout)[0][field])
     words = shlex.split(text)
     redirect = words.index(">") if ">" in words else len(words)
-    result = subprocess.run([sys.executable, "-m", "ggp_cli", *words[1:redirect]],
-                            cwd=folder / "repo", capture_output=True, text=True, timeout=300)
+    result = zygote.run(words[1:redirect], folder / "repo", timeout=300)
     if redirect < len(words):
         Path(words[redirect + 1]).write_text(result.stdout)
     return result
@@ -244,14 +308,14 @@ def _pages_with_runs() -> list[str]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("page", _pages_with_runs())
-def test_the_commands_of_a_page_run(page: str, tmp_path: Path) -> None:
+def test_the_commands_of_a_page_run(page: str, tmp_path: Path, zygote: Zygote) -> None:
     if not SHARED.is_dir():
         pytest.skip("../shared is absent")
     (tmp_path / "repo").mkdir()
     (tmp_path / "repo" / "games").symlink_to(REPO / "games")
     (tmp_path / "shared").symlink_to(SHARED)
     for shown in (s for s in ALL if s.page == page and s.concrete):
-        result = _run(shown.text, tmp_path)
+        result = _run(shown.text, tmp_path, zygote)
         where = f"{shown.page}:{shown.line}: {shown.text}"
         assert result.returncode == 0, f"{where}\n{result.stderr[-2000:]}"
         if shown.output is not None:

@@ -19,8 +19,9 @@ CORPUS = ["connectFour", "connectFourSimultaneous", "dualConnect4", "nineBoardTi
           "catcha_mouse", "point_grab", "chickentictactoe", "bomberman2p", "checkers",
           "blocker", "pacman3p", "chinook"]
 PLAYOUTS = 40
-# games whose playouts run ~100 steps: fewer of them still give over 2 * CALIBRATION pairs
-LONG_PLAYOUTS = {"checkers": 10}
+# games whose playouts run long (checkers ~100 steps, pacman3p ~45): fewer of them still
+# give over 2 * CALIBRATION pairs (and _pairs goes on until there are)
+LONG_PLAYOUTS = {"checkers": 6, "pacman3p": 15}
 
 
 def _pairs(machine: CompiledMachine, playouts: int = PLAYOUTS,
