@@ -3,7 +3,8 @@
 A name is registered by the operator (``ggp serve --agents FILE``, which also replaces
 secrets), by a ``hello`` that carries the admin token, or, on a server started with
 ``--open-registration``, by its first ``hello``; the embedded servers of ``ggp match``
-and ``ggp tournament`` also register the names their ``ws:NAME`` seats are waiting for.
+and ``ggp tournament`` also register the names of their ``ws:NAME`` seats (from the
+start: ``MatchServer(seat_names=...)``) and those a seat is waiting for.
 Any other new name is refused (``not-registered``), so strangers cannot fill the records
 with names or squat the operator's. Every later login of a name must present its
 secret (``bad-secret``). The records keep a salted slow hash (``server/credentials.py``),
