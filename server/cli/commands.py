@@ -254,7 +254,7 @@ async def _one_match(records: Records, game: PlayableGame,
     async with MatchServer(records, port=args.port, http_allow=http_allowed(args.players),
                            workers=args.workers, registration="seats",
                            seat_names=ws_names(args.players)) as server:
-        if any(p.startswith("ws:") for p in args.players):
+        if server.seat_names:
             print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
         match = server.start_match(game, args.players,
                                    MatchOptions(args.startclock, args.playclock, args.seed))
@@ -303,7 +303,7 @@ def tournament_main(argv: list[str]) -> int:
                         "of N nodes here); records stay in --db (docs/ray.md)")
     args = parser.parse_args(argv)
     _setup_logging()
-    check_specs(args.players + ([args.fill] if args.fill is not None else []))
+    check_specs(_entrants(args))
     if args.ray is not None and args.workers:
         raise GameError("--workers is for one machine's server; with --ray each match runs "
                         "where it lands, and the cluster's nodes are the workers")
