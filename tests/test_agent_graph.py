@@ -66,8 +66,11 @@ def test_the_graph_is_chosen_where_it_applies(tictactoe, monkeypatch) -> None:
     with monkeypatch.context() as patched:   # its kernels not loaded yet: the other search
         patched.setattr(KERNELS, "loaded", None)
         assert isinstance(make_search(tictactoe, AgentConfig(enhancements=GRAPH)), AgentSearch)
-    for switches in ("default", "default,graph,grave"):
-        search = make_search(tictactoe, AgentConfig(enhancements=parse_enhancements(switches)))
+    assert isinstance(make_search(tictactoe, AgentConfig()), GraphSearch)   # the default
+    for switches in ("default,no-graph", "default,grave", "default@rm"):
+        text, _, policy = switches.partition("@")
+        search = make_search(tictactoe, AgentConfig(enhancements=parse_enhancements(text),
+                                                    simultaneous=policy or "duct"))
         assert isinstance(search, AgentSearch)
     general = load_machine(TICTACTOE, engine="general")
     assert isinstance(make_search(general, AgentConfig(enhancements=GRAPH)), AgentSearch)

@@ -197,6 +197,24 @@ def test_match_and_follow_print_each_step_as_it_is_played(tmp_path: Path) -> Non
 
 
 @pytest.mark.slow
+def test_a_tournament_says_where_its_websocket_fill_logs_in(tmp_path: Path) -> None:
+    # the fill's seat is a ws: agent although no player is: it is told where to log in
+    tournament = Lines("tournament", "--games", str(CONNECT_FOUR), "--players", "random",
+                       "--fill", "ws:bob", "--db", str(tmp_path / "t.sqlite"))
+    try:
+        waiting = tournament.next("err")
+        assert waiting.startswith("waiting for websocket agents on ws://127.0.0.1:")
+        with agent(waiting.split()[-1], "bob") as ws:
+            end = play(ws, lambda step: None)
+        assert end["type"] == "end"
+        standings = tournament.rest()
+        assert tournament.process.returncode == 0
+        assert any("ws:bob" in line for line in standings), standings
+    finally:
+        tournament.stop()
+
+
+@pytest.mark.slow
 def test_client_creates_lists_watches_and_aborts(tmp_path: Path, capsys) -> None:
     with server_thread(tmp_path) as server:
         base = server.url.rstrip("/")

@@ -249,13 +249,18 @@ def match_main(argv: list[str]) -> int:
     return 0 if outcome.status == "completed" else 1
 
 
+def _announce(server: MatchServer) -> None:
+    """Where the command's ws: seats (players or fill) log in, when it has any."""
+    if server.seat_names:
+        print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
+
+
 async def _one_match(records: Records, game: PlayableGame,
                      args: argparse.Namespace) -> MatchOutcome:
     async with MatchServer(records, port=args.port, http_allow=http_allowed(args.players),
                            workers=args.workers, registration="seats",
                            seat_names=ws_names(args.players)) as server:
-        if server.seat_names:
-            print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
+        _announce(server)
         match = server.start_match(game, args.players,
                                    MatchOptions(args.startclock, args.playclock, args.seed))
         if not args.quiet:  # live: the log itself, or beside --json on stderr
@@ -349,8 +354,7 @@ async def _tournament(records: Records, games: list[PlayableGame],
     async with MatchServer(records, port=0, http_allow=http_allowed(_entrants(args)),
                            workers=args.workers, registration="seats",
                            seat_names=ws_names(_entrants(args))) as server:
-        if any(p.startswith("ws:") for p in args.players):
-            print(f"waiting for websocket agents on {server.url}", file=sys.stderr)
+        _announce(server)
         progress = _progress(args, games)
         return await run_tournament(server, games, args.players, rounds=args.rounds,
                                     swap_roles=args.swap_roles, concurrency=args.concurrency,
