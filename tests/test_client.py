@@ -200,7 +200,8 @@ def test_match_and_follow_print_each_step_as_it_is_played(tmp_path: Path) -> Non
 def test_a_tournament_says_where_its_websocket_fill_logs_in(tmp_path: Path) -> None:
     # the fill's seat is a ws: agent although no player is: it is told where to log in
     tournament = Lines("tournament", "--games", str(CONNECT_FOUR), "--players", "random",
-                       "--fill", "ws:bob", "--db", str(tmp_path / "t.sqlite"))
+                       "--fill", "ws:bob", "--startclock", "2", "--playclock", "2",
+                       "--db", str(tmp_path / "t.sqlite"))
     try:
         waiting = tournament.next("err")
         assert waiting.startswith("waiting for websocket agents on ws://127.0.0.1:")
