@@ -92,7 +92,7 @@ ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", 
 # "timing" is off: a GGP play clock is not banked, so the 15% of it a clear decision
 # left unused was search lost (every move of connectFourSimultaneous against Sancho
 # at a 5 s clock stopped at 3.61 of its 4.25 s)
-# "graph" is on since 2026-11-28: at a 3 s clock it won all 16 matches against the tree
+# "graph" is on since 2026-11-28: at a 3 s clock it won 15 of 16 matches against the tree
 # search (connectFour, breakthrough, knightThrough, connectFourSimultaneous, both seats;
 # docs/bench/ablation-3s-graph.jsonl). Where it does not apply, the tree search plays.
 DEFAULT_ENHANCEMENTS = ("batch", "mast", "gibbs", "solver", "reuse", "ponder", "mastcost", "vmean",
