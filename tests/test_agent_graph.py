@@ -67,10 +67,10 @@ def test_the_graph_is_chosen_where_it_applies(tictactoe, monkeypatch) -> None:
         patched.setattr(KERNELS, "loaded", None)
         assert isinstance(make_search(tictactoe, AgentConfig(enhancements=GRAPH)), AgentSearch)
     assert isinstance(make_search(tictactoe, AgentConfig()), GraphSearch)   # the default
-    for switches in ("default,no-graph", "default,grave", "default@rm"):
-        text, _, policy = switches.partition("@")
-        search = make_search(tictactoe, AgentConfig(enhancements=parse_enhancements(text),
-                                                    simultaneous=policy or "duct"))
+    for switches, policy in (("default,no-graph", "duct"), ("default,grave", "duct"),
+                             ("default", "rm")):
+        search = make_search(tictactoe, AgentConfig(enhancements=parse_enhancements(switches),
+                                                    simultaneous=policy))
         assert isinstance(search, AgentSearch)
     general = load_machine(TICTACTOE, engine="general")
     assert isinstance(make_search(general, AgentConfig(enhancements=GRAPH)), AgentSearch)

@@ -31,8 +31,8 @@ PICKS = ("(role p) (init (step 0)) "
 def _metagame(text: str, role: str, **knobs) -> tuple[GdlBrain, dict]:
     # the tree search: the graph's compiled playouts make MAST's draws cheap (PICKS 1.13x
     # the playouts with MAST), and these games are chosen by what they cost on numpy
-    options = BrainOptions(seed=1, **{"enhancements": parse_enhancements("default,no-graph"),
-                                      **knobs})
+    knobs.setdefault("enhancements", parse_enhancements("default,no-graph"))
+    options = BrainOptions(seed=1, **knobs)
     brain = GdlBrain(GameSpec("gdl", text), role, options,
                      until=time.monotonic() + 30)
     return brain, brain.metagame(time.monotonic() + 4.5)   # the suite's start clock

@@ -205,7 +205,7 @@ def test_a_tournament_says_where_its_websocket_fill_logs_in(tmp_path: Path) -> N
     try:
         waiting = tournament.next("err")
         assert waiting.startswith("waiting for websocket agents on ws://127.0.0.1:")
-        with agent(waiting.split()[-1], "bob") as ws:   # its two matches, one a seat
+        with agent(waiting.split()[-1], "bob") as ws:   # two matches: the fill sits in each role
             ends = [play(ws, lambda step: None) for _ in range(2)]
         assert [end["type"] for end in ends] == ["end", "end"]
         standings = tournament.rest()

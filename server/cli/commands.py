@@ -351,9 +351,10 @@ def _progress(args: argparse.Namespace,
 
 async def _tournament(records: Records, games: list[PlayableGame],
                       args: argparse.Namespace) -> TournamentResult:
-    async with MatchServer(records, port=0, http_allow=http_allowed(_entrants(args)),
+    entrants = _entrants(args)
+    async with MatchServer(records, port=0, http_allow=http_allowed(entrants),
                            workers=args.workers, registration="seats",
-                           seat_names=ws_names(_entrants(args))) as server:
+                           seat_names=ws_names(entrants)) as server:
         _announce(server)
         progress = _progress(args, games)
         return await run_tournament(server, games, args.players, rounds=args.rounds,
