@@ -87,8 +87,11 @@ from solvers.search.exact import exact_backup
 # "graph" (agent.search.graph): the search over a graph of states in arrays, its
 # rounds compiled (where the engine is compiled and batched, with duct at
 # simultaneous nodes and none of grave, leaf, repeat, decisive).
+# "wins" (gdl.reasoning.win_moves): batched playouts play a move that wins by itself
+# (onto breakthrough's far row) wherever one is legal: decisive moves without their
+# lookahead, found from the rules on the start clock.
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
-                "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph")
+                "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins")
 # "timing" is off: a GGP play clock is not banked, so the 15% of it a clear decision
 # left unused was search lost (every move of connectFourSimultaneous against Sancho
 # at a 5 s clock stopped at 3.61 of its 4.25 s)
@@ -174,7 +177,8 @@ class AgentSearch(MCTS):
         policy = PlayoutPolicy(mast=config.on("mast"), epsilon=config.mast_epsilon,
                                temperature=config.mast_temperature if config.on("gibbs") else 0.0,
                                cutoff=config.cutoff if config.on("cutoff") else 0,
-                               record=self.grave, decisive=config.on("decisive"))
+                               record=self.grave, decisive=config.on("decisive"),
+                               wins=config.on("wins"))
         self.playouts = make_playouts(machine, policy, self.chance_roles, self._rng,
                                       batched=config.on("batch") or config.on("leaf"))
         chunk = getattr(self.playouts, "chunk", None)

@@ -43,6 +43,7 @@ import numpy as np
 from gdl.reasoning import kernels
 from gdl.reasoning.batch_machine import BatchMachine, batch_machine_of, pack_ints
 from gdl.reasoning.playout_net import PlayoutNet, playout_net_of
+from gdl.reasoning.win_moves import winning_moves_of
 from solvers.errors import GameError
 
 MAX_STEPS = 10_000  # a playout this long is cut off and evaluated (games that never end)
@@ -68,6 +69,8 @@ class PlayoutPolicy:
     cutoff: int = 0           # steps after which the goals evaluate the state (0: none)
     record: bool = False      # return the played moves (RAVE needs them)
     decisive: bool = False    # where one role chooses, a move that wins at once is played
+    # batched playouts: a move that wins by itself (gdl.reasoning.win_moves) where legal
+    wins: bool = False
 
 
 class MastTable:
@@ -330,6 +333,7 @@ class BatchPlayouts:
         # kernels are in (gdl.reasoning.kernels decides); its network is built here,
         # on the start clock, not at the first playout
         self.net = _playout_net(self.batch)
+        self.wins = winning_moves_of(self.batch) if policy.wins else None
 
     @property
     def chunk(self) -> int:
@@ -384,6 +388,8 @@ class BatchPlayouts:
                 picks.append(columns[self._draw(legal, columns, role, mast_value)])
             if policy.decisive:
                 self._decisive(batch, ~ended & ~stuck, picks)
+            if self.wins is not None:
+                self._take_wins(batch.legal, picks)
             if ended.any():
                 rewards[alive[ended]] = self._goals(batch, ended, terminal=step < limit)
             # a role without a legal move outside a terminal state: worth nothing
@@ -417,12 +423,24 @@ class BatchPlayouts:
                                   seed=int(self.np_rng.integers(1 << 62)),
                                   chance=sorted(self.chance), mode=mode,
                                   epsilon=policy.epsilon, temperature=policy.temperature,
-                                  values=values, record=recording))
+                                  values=values, record=recording, wins=policy.wins))
         rewards = np.concatenate([p.rewards for p in parts])
         played = np.concatenate([p.played for p in parts])
         if policy.mast:
             self.mast.learn_rows(played, rewards)
         return rewards, played
+
+    def _take_wins(self, legal: np.ndarray, picks: list[np.ndarray]) -> None:
+        """Where a role (not chance) has legal moves that win by themselves, one of
+        them, uniformly, replaces its pick (as the compiled playouts choose)."""
+        for role, columns in enumerate(self.columns):
+            winning = legal[:, columns] & self.wins[columns]
+            rows = np.flatnonzero(winning.any(axis=1))
+            if role in self.chance or not len(rows):
+                continue
+            keys = self.np_rng.random((len(rows), len(columns)))
+            keys[~winning[rows]] = -1.0
+            picks[role][rows] = columns[keys.argmax(axis=1)]
 
     def _decisive(self, batch, live: np.ndarray, picks: list[np.ndarray]) -> None:
         """Decisive moves, batched (see :meth:`ScalarPlayouts._winning`): in the rows

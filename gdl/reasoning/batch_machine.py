@@ -175,6 +175,29 @@ class Network:
         return rows
 
 
+def rules_of(network: Network) -> dict[int, Bodies]:
+    """The ground rules of a network, read back from its layers (atom ids)."""
+    atom_of = np.zeros(network.n_rows, dtype=np.int64)
+    for atom, row in network.row.items():
+        atom_of[row] = atom
+    rules: dict[int, Bodies] = {}
+    for layer in network.layers:
+        atoms = atom_of[layer.literal_rows].tolist()
+        keep = (layer.literal_rows != TRUE_ROW).tolist()
+        negated = layer.negate.astype(bool).tolist()
+        bounds = [*layer.body_start.tolist(), len(atoms)]
+        head_bounds = [*layer.head_start.tolist(), len(bounds) - 1]
+        heads = atom_of[layer.head_rows].tolist()
+        for h, head in enumerate(heads):
+            bodies: Bodies = []
+            for b in range(head_bounds[h], head_bounds[h + 1]):
+                part = range(bounds[b], bounds[b + 1])
+                bodies.append((tuple(atoms[k] for k in part if keep[k] and not negated[k]),
+                               tuple(atoms[k] for k in part if negated[k])))
+            rules[head] = bodies
+    return rules
+
+
 def _flatten(layers: list[_Layer]) -> tuple[np.ndarray, ...]:
     """The layers as the flat arrays of :func:`gdl.reasoning.batch_kernels.evaluate_network`."""
     literals = np.cumsum([0] + [len(x.literal_rows) for x in layers])

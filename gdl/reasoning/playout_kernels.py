@@ -424,14 +424,32 @@ def _choose_valued(rng: np.ndarray, lane_bits: np.ndarray, lane: int, blocks: in
     return last
 
 
+@_inline
+def _pick(rng: np.ndarray, lane_bits: np.ndarray, lane: int, blocks: int, offset: int,
+          role_moves: np.ndarray, mask: np.ndarray, n: int) -> int:
+    """A uniform move of a lane among its legal moves in ``mask`` (a bit per move of
+    each block, as ``lane_bits``), of which there are ``n`` (at least one)."""
+    pick = _below(rng, n) if n > 1 else 0
+    for c in range(blocks):
+        legal = lane_bits[c, lane] & mask[c]
+        here = int(_popcount(legal))
+        if pick < here:
+            return role_moves[offset + 64 * c + _nth_bit(legal, pick)]
+        pick -= here
+    return -1
+
+
 @_jit
 def _choose(rows: np.ndarray, w: int, moving: np.uint64, role_start: np.ndarray,
             role_moves: np.ndarray, role_legal: np.ndarray, does_row: np.ndarray,
             chance: np.ndarray, mode: int, epsilon: float, temperature: float,
-            values: np.ndarray, weight: np.ndarray, lane_bits: np.ndarray, chosen: np.ndarray,
-            rng: np.ndarray, record: bool) -> np.uint64:
+            values: np.ndarray, weight: np.ndarray, role_wins: np.ndarray, lane_bits: np.ndarray,
+            chosen: np.ndarray, rng: np.ndarray, record: bool) -> np.uint64:
     """Every role's move in the moving lanes of word ``w``: their ``does`` rows set,
-    ``chosen[lane, role]``; returns the lanes where a role has no legal move."""
+    ``chosen[lane, role]``; returns the lanes where a role has no legal move. A lane
+    where moves of the role that win by themselves are legal (bit j of
+    ``role_wins[r, c]``: the role's move ``role_moves[first + 64 c + j]`` does) plays
+    one of them, uniformly."""
     base = w * LANES
     stuck = _ZERO
     n_roles = len(role_start) - 1
@@ -470,26 +488,28 @@ def _choose(rows: np.ndarray, w: int, moving: np.uint64, role_start: np.ndarray,
                 block[i] = _ZERO
             _transpose(block)
         r_mode = 0 if chance[r] else mode
+        wins = role_wins[r]
+        any_wins = False
+        for c in range(blocks):
+            any_wins |= wins[c] != _ZERO
         bits = covered
         while bits:
             b = int(_ctz(bits))
             bit = bits & (_ZERO - bits)
             bits ^= bit
             n = 0
+            n_wins = 0
             for c in range(blocks):
                 n += int(_popcount(lane_bits[c, b]))
-            m = -1
-            if n > 1 and r_mode != 0 and not (r_mode == 1 and _uniform(rng) < epsilon):
+                if any_wins:
+                    n_wins += int(_popcount(lane_bits[c, b] & wins[c]))
+            if n_wins:   # a move that wins by itself is legal: play one
+                m = _pick(rng, lane_bits, b, blocks, first, role_moves, wins, n_wins)
+            elif n > 1 and r_mode != 0 and not (r_mode == 1 and _uniform(rng) < epsilon):
                 m = _choose_valued(rng, lane_bits, b, blocks, first, role_moves, r_mode,
                                    temperature, values, weight)
             else:
-                pick = _below(rng, n) if n > 1 else 0
-                for c in range(blocks):
-                    here = int(_popcount(lane_bits[c, b]))
-                    if pick < here:
-                        m = role_moves[first + 64 * c + _nth_bit(lane_bits[c, b], pick)]
-                        break
-                    pick -= here
+                m = _pick(rng, lane_bits, b, blocks, first, role_moves, role_wins[-1], n)
             d = does_row[m]
             if d >= 0:
                 rows[d, w] |= bit
@@ -561,8 +581,8 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
          role_moves: np.ndarray, role_legal: np.ndarray, chance: np.ndarray,
          goal_row: np.ndarray, goal_role: np.ndarray, goal_scaled: np.ndarray,
          packed: np.ndarray, limit: int, mode: int, epsilon: float, temperature: float,
-         values: np.ndarray, weight: np.ndarray, rows: np.ndarray, scratch: np.ndarray,
-         lane_bits: np.ndarray, lane_ints: np.ndarray, goal_sum: np.ndarray,
+         values: np.ndarray, weight: np.ndarray, role_wins: np.ndarray, rows: np.ndarray,
+         scratch: np.ndarray, lane_bits: np.ndarray, lane_ints: np.ndarray, goal_sum: np.ndarray,
          rng: np.ndarray, rewards: np.ndarray, played: np.ndarray, steps: np.ndarray,
          trace: np.ndarray) -> int:
     """Playouts from each packed state ``packed[k]`` (``[K, n_words]``) to a terminal
@@ -573,8 +593,10 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
     ``played`` has rows) and ``trace[k, t, r]`` (role r's move at step t, for the
     first ``trace.shape[1]`` steps). ``mode``: 0 uniform, 1 MAST epsilon-greedy, 2
     Gibbs over ``values`` (per move; ``weight``: each move's Gibbs weight) at
-    ``temperature``; chance roles (``chance[r]``) always uniform. ``rng[0]``: the
-    seed.
+    ``temperature``; chance roles (``chance[r]``) always uniform. Before any of
+    these, a role plays a move that wins by itself where one is legal: ``role_wins[r,
+    c]`` has bit j set when its move ``role_moves[role_start[r] + 64 c + j]`` does
+    (row ``roles``: all ones). ``rng[0]``: the seed.
 
     The caller allocates the work space (so the kernel compiles no allocation):
     ``rows`` ``[n_rows, words]`` zero but row 1 (all ones), ``scratch`` ``[5,
@@ -636,8 +658,8 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
                 continue
             base = w * LANES
             stuck = _choose(rows, w, moving[w], role_start, role_moves, role_legal, does_row,
-                            chance, mode, epsilon, temperature, values, weight, lane_bits,
-                            chosen, rng, record)
+                            chance, mode, epsilon, temperature, values, weight, role_wins,
+                            lane_bits, chosen, rng, record)
             if stuck:   # a role without a legal move outside a terminal state: worth nothing
                 bits = stuck
                 while bits:
@@ -760,7 +782,8 @@ def warm_up() -> float:
          np.array([2], dtype=np.int64), ints, ints, 0, np.array([3], dtype=np.int64),
          np.full(1, -1, dtype=np.int64), none, np.array([0, 1], dtype=np.int64), ints, ints,
          np.zeros(1, dtype=np.bool_), none, none, np.zeros(0),
-         np.zeros((1, 1), dtype=np.uint64), 1, 0, 0.0, 1.0, np.zeros(1), np.zeros(1), rows,
+         np.zeros((1, 1), dtype=np.uint64), 1, 0, 0.0, 1.0, np.zeros(1), np.zeros(1),
+         np.zeros((2, 1), dtype=np.uint64), rows,
          np.zeros((5, 1), dtype=np.uint64), np.zeros((1, LANES), dtype=np.uint64),
          np.zeros((4, LANES), dtype=np.int64), np.zeros((1, LANES)),
          np.ones(1, dtype=np.uint64), np.zeros((1, 1)), np.zeros((0, 0), dtype=np.bool_),

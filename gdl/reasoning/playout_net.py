@@ -39,11 +39,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gdl.reasoning.batch_machine import ALL_ONES, FALSE_ROW, TRUE_ROW, BatchMachine, Network
+from gdl.reasoning.batch_machine import (
+    ALL_ONES,
+    FALSE_ROW,
+    TRUE_ROW,
+    BatchMachine,
+    Bodies,
+    Network,
+    rules_of,
+)
 from gdl.reasoning.literal_stream import ROW_BITS
+from gdl.reasoning.win_moves import winning_moves_of
 from solvers.errors import LimitReached
 
-Bodies = list[tuple[tuple[int, ...], tuple[int, ...]]]
 MAX_WORDS = 8           # lanes of a playout call: at most 8 x 64
 PLAYOUTS_PER_LANE = 1   # lanes for every playout of a call (up to MAX_WORDS words)
 STEP_WORDS = 4          # words of lanes of the step mode
@@ -68,29 +76,6 @@ class StepResult:
     legal: np.ndarray     # [T, n_moves] bool
     goal: np.ndarray      # [T, n_goals] bool (the BatchMachine's goal atom order)
     children: np.ndarray  # [T, n_words] uint64 packed next states
-
-
-def _rules_of(network: Network) -> dict[int, Bodies]:
-    """The ground rules of a network, read back from its layers (atom ids)."""
-    atom_of = np.zeros(network.n_rows, dtype=np.int64)
-    for atom, row in network.row.items():
-        atom_of[row] = atom
-    rules: dict[int, Bodies] = {}
-    for layer in network.layers:
-        atoms = atom_of[layer.literal_rows].tolist()
-        keep = (layer.literal_rows != TRUE_ROW).tolist()
-        negated = layer.negate.astype(bool).tolist()
-        bounds = [*layer.body_start.tolist(), len(atoms)]
-        head_bounds = [*layer.head_start.tolist(), len(bounds) - 1]
-        heads = atom_of[layer.head_rows].tolist()
-        for h, head in enumerate(heads):
-            bodies: Bodies = []
-            for b in range(head_bounds[h], head_bounds[h + 1]):
-                part = range(bounds[b], bounds[b + 1])
-                bodies.append((tuple(atoms[k] for k in part if keep[k] and not negated[k]),
-                               tuple(atoms[k] for k in part if negated[k])))
-            rules[head] = bodies
-    return rules
 
 
 def factor_move_rules(rules: dict[int, Bodies], does_role: dict[int, int],
@@ -195,7 +180,7 @@ class PlayoutNet:
         true_bits = batch.machine._true_bits   # a `true` atom -> its fact
         # step 1: the step network (what a step reads: terminal, legal, the move-free
         # next facts, the atoms the move network reads), then facts it does not read
-        rules = _rules_of(batch.state_net)
+        rules = rules_of(batch.state_net)
         free_next = [a for a in batch._next_atoms if a in rules]
         step_net = Network(rules, [*batch._legal_atoms, batch._terminal_atom, *free_next,
                                    *batch._outer_atoms])
@@ -227,7 +212,7 @@ class PlayoutNet:
         does_role = {a: int(batch.move_role[i]) for i, a in enumerate(does_atoms)}
         role_does = [[a for i, a in enumerate(does_atoms) if batch.move_role[i] == r]
                      for r in range(len(self.roles))]
-        move_rules = _rules_of(batch.move_net)
+        move_rules = rules_of(batch.move_net)
         known = [*batch.move_net.row, *does_atoms, 0]
         factored = factor_move_rules(move_rules, does_role, role_does, max(known) + 1)
         next_atoms = batch._next_atoms
@@ -275,6 +260,8 @@ class PlayoutNet:
         self._goal_role = np.asarray(batch.goal_role, dtype=np.int64)
         # goal values in [0, 1] (a value that is not a number counts 0)
         self._goal_scaled = np.nan_to_num(batch.goal_value) / 100.0
+        self._no_wins = self._move_bits(np.zeros(self.n_moves, dtype=np.bool_))
+        self._wins: np.ndarray | None = None
 
     @property
     def literals(self) -> tuple[int, int, int]:
@@ -285,13 +272,15 @@ class PlayoutNet:
     def play(self, packed: np.ndarray, *, limit: int, seed: int,
              chance: Sequence[int] = (), mode: int = 0, epsilon: float = 0.0,
              temperature: float = 1.0, values: np.ndarray | None = None,
-             record: bool = False, trace_steps: int = 0,
-             words: int | None = None) -> PlayoutResult:
+             record: bool = False, trace_steps: int = 0, words: int | None = None,
+             wins: bool = False) -> PlayoutResult:
         """Playouts from the packed states ``[K, n_words]`` (see
         :func:`gdl.reasoning.playout_kernels.play`): ``mode`` 0 uniform, 1 MAST
         epsilon-greedy, 2 Gibbs over ``values`` (per move); ``record``: the moves
         played; ``trace_steps``: each playout's moves of its first steps; ``words``:
-        lanes / 64 (default :func:`lane_words`)."""
+        lanes / 64 (default :func:`lane_words`); ``wins``: a role other than a chance
+        role plays a move that wins by itself where one is legal
+        (:mod:`gdl.reasoning.win_moves`)."""
         from gdl.reasoning import playout_kernels  # deferred: numba, when playouts run
 
         k, roles = len(packed), len(self.roles)
@@ -317,12 +306,32 @@ class PlayoutNet:
             *self._net, self._role_start, self._role_moves, self._role_legal, flags,
             self._goal_row, self._goal_role, self._goal_scaled,
             np.ascontiguousarray(packed, dtype=np.uint64), int(limit), int(mode),
-            float(epsilon), float(temperature), values, weight, rows,
+            float(epsilon), float(temperature), values, weight,
+            self._role_wins(flags) if wins else self._no_wins, rows,
             np.zeros((5, words), dtype=np.uint64), np.zeros((self._blocks, 64), dtype=np.uint64),
             lane_ints, np.zeros((roles, 64 * words)),
             np.array([int(seed) & ((1 << 64) - 1)], dtype=np.uint64), rewards, played, steps,
             trace)
         return PlayoutResult(rewards, played, steps, trace, int(work))
+
+    def _role_wins(self, chance: np.ndarray) -> np.ndarray:
+        """The kernel's ``role_wins`` for the moves that win by themselves (none of a
+        chance role's), found once."""
+        if self._wins is None:
+            self._wins = self._move_bits(winning_moves_of(self.batch))
+        out = self._wins.copy()
+        out[:-1][chance] = 0
+        return out
+
+    def _move_bits(self, moves: np.ndarray) -> np.ndarray:
+        """``[roles + 1, blocks]`` uint64: bit j of block c of row r is
+        ``moves[role_moves[r][64 c + j]]``; the last row all ones."""
+        out = np.zeros((len(self.roles) + 1, self._blocks), dtype=np.uint64)
+        out[-1] = ALL_ONES
+        for r, role_moves in enumerate(self.role_moves):
+            for j in np.flatnonzero(moves[role_moves]):
+                out[r, j // 64] |= np.uint64(1) << np.uint64(j % 64)
+        return out
 
     def step(self, packed: np.ndarray, joint: np.ndarray) -> StepResult:
         """The transitions ``(packed[t], joint[t])`` (a move index per role, -1 for
