@@ -9,7 +9,10 @@ them (the ``wins`` switch: gdl/reasoning/playout_kernels.py, agent/search/playou
 2. The compiled playouts with ``wins``: their lines replay as legal in the engine and
    score their end; at every step where the mover has a winning move, it plays one
    (so the playout ends there, won); without the switch they miss some.
-3. The agent's batched playouts, compiled and numpy: from a state where the mover has
+3. With ``defend`` too (anti-decisive moves): the lines still replay and score their
+   end, and a move after which the other role can win at once is played only when
+   every legal move of its role allows that.
+4. The agent's batched playouts, compiled and numpy: from a state where the mover has
    a winning move, every playout scores the win.
 """
 
@@ -98,6 +101,43 @@ def test_compiled_playouts_with_wins_play_every_winning_move_they_can() -> None:
                         assert won
                 state = machine.next_state(state, [1 << int(m) for m in joint])
     assert missed[True] == 0 and missed[False] > 10
+
+
+def leaves_a_win(machine, state, joint, role: int, column: int, wins: np.ndarray) -> bool:
+    """Whether ``role`` playing move ``column`` (the others as in ``joint``) leaves
+    another role a legal winning move in a non-terminal state."""
+    child = machine.next_state(state, [1 << (column if r == role else int(m))
+                                       for r, m in enumerate(joint)])
+    return not machine.is_terminal(child) and any(
+        r != role for r, _ in winners(machine, child, wins))
+
+
+def test_compiled_playouts_that_defend_leave_a_win_in_one_only_when_they_must() -> None:
+    machine, net = game("breakthrough")
+    wins = winning_moves(net.batch)
+    states, _ = reached(machine, seed=11, playouts=6, steps=40)
+    starts = ([s for s in states if not machine.is_terminal(s)] * 30)[:100]
+    result = net.play(pack_ints(starts, net.n_words), limit=10_000, seed=5, mode=2,
+                      temperature=0.2, values=np.random.default_rng(2).random(net.n_moves),
+                      record=True, trace_steps=300, wins=True, defend=True)
+    forced = 0
+    for k, start in enumerate(starts):
+        moves = result.trace[k, :int(result.steps[k])]
+        assert set(moves.ravel().tolist()) <= set(np.flatnonzero(result.played[k]).tolist())
+        end, terminal = replay(machine, start, moves)
+        assert terminal and result.rewards[k].tolist() == [g / 100 for g in machine.goals(end)]
+        state = start
+        for joint in moves:
+            legal = machine.legal_joint_moves(state)
+            chooser = [r for r, options in enumerate(legal) if len(options) > 1]
+            if len(chooser) == 1 and leaves_a_win(machine, state, joint, chooser[0],
+                                                  int(joint[chooser[0]]), wins):
+                forced += 1
+                assert all(leaves_a_win(machine, state, joint, chooser[0],
+                                        int(m).bit_length() - 1, wins)
+                           for m in legal[chooser[0]])
+            state = machine.next_state(state, [1 << int(m) for m in joint])
+    assert forced >= 1
 
 
 @pytest.mark.parametrize("compiled", [True, False])

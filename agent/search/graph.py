@@ -198,7 +198,8 @@ class GraphSearch:
         policy = PlayoutPolicy(mast=config.on("mast"), epsilon=config.mast_epsilon,
                                temperature=config.mast_temperature if config.on("gibbs") else 0.0,
                                cutoff=config.cutoff if config.on("cutoff") else 0,
-                               wins=config.on("wins"))
+                               wins=config.on("wins") or config.on("defend"),
+                               defend=config.on("defend"))
         self.playouts = BatchPlayouts(machine, policy, self.chance_roles, self._rng)
         n_roles = len(machine.roles)
         root = machine.initial_state()

@@ -90,8 +90,11 @@ from solvers.search.exact import exact_backup
 # "wins" (gdl.reasoning.win_moves): batched playouts play a move that wins by itself
 # (onto breakthrough's far row) wherever one is legal: decisive moves without their
 # lookahead, found from the rules on the start clock.
+# "defend" (with wins): compiled playouts take back a choice that leaves the other role a
+# move that wins by itself, and try another (anti-decisive moves: capture the runner).
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
-                "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins")
+                "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins",
+                "defend")
 # "timing" is off: a GGP play clock is not banked, so the 15% of it a clear decision
 # left unused was search lost (every move of connectFourSimultaneous against Sancho
 # at a 5 s clock stopped at 3.61 of its 4.25 s)
@@ -178,7 +181,8 @@ class AgentSearch(MCTS):
                                temperature=config.mast_temperature if config.on("gibbs") else 0.0,
                                cutoff=config.cutoff if config.on("cutoff") else 0,
                                record=self.grave, decisive=config.on("decisive"),
-                               wins=config.on("wins"))
+                               wins=config.on("wins") or config.on("defend"),
+                               defend=config.on("defend"))
         self.playouts = make_playouts(machine, policy, self.chance_roles, self._rng,
                                       batched=config.on("batch") or config.on("leaf"))
         chunk = getattr(self.playouts, "chunk", None)

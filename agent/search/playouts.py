@@ -71,6 +71,9 @@ class PlayoutPolicy:
     decisive: bool = False    # where one role chooses, a move that wins at once is played
     # batched playouts: a move that wins by itself (gdl.reasoning.win_moves) where legal
     wins: bool = False
+    # compiled playouts, with wins: a choice that leaves another role such a move is
+    # taken back and another tried (anti-decisive moves)
+    defend: bool = False
 
 
 class MastTable:
@@ -423,7 +426,8 @@ class BatchPlayouts:
                                   seed=int(self.np_rng.integers(1 << 62)),
                                   chance=sorted(self.chance), mode=mode,
                                   epsilon=policy.epsilon, temperature=policy.temperature,
-                                  values=values, record=recording, wins=policy.wins))
+                                  values=values, record=recording, wins=policy.wins,
+                                  defend=policy.defend))
         rewards = np.concatenate([p.rewards for p in parts])
         played = np.concatenate([p.played for p in parts])
         if policy.mast:

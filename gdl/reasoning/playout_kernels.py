@@ -444,15 +444,26 @@ def _choose(rows: np.ndarray, w: int, moving: np.uint64, role_start: np.ndarray,
             role_moves: np.ndarray, role_legal: np.ndarray, does_row: np.ndarray,
             chance: np.ndarray, mode: int, epsilon: float, temperature: float,
             values: np.ndarray, weight: np.ndarray, role_wins: np.ndarray, lane_bits: np.ndarray,
-            chosen: np.ndarray, rng: np.ndarray, record: bool) -> np.uint64:
+            chosen: np.ndarray, rng: np.ndarray, record: bool, defend: bool,
+            mover: np.ndarray, resigned: np.ndarray, move_pos: np.ndarray,
+            banned: np.ndarray) -> np.uint64:
     """Every role's move in the moving lanes of word ``w``: their ``does`` rows set,
     ``chosen[lane, role]``; returns the lanes where a role has no legal move. A lane
     where moves of the role that win by themselves are legal (bit j of
     ``role_wins[r, c]``: the role's move ``role_moves[first + 64 c + j]`` does) plays
-    one of them, uniformly."""
+    one of them, uniformly. With ``defend``: the moves banned in a lane (``banned[c,
+    lane]``, as ``role_wins``) are not played unless all its legal moves are
+    (then the lane's bit of ``resigned[w]`` is set), and ``mover[0, lane]`` and
+    ``mover[1, lane]`` note the lane's one role with a choice (-2: several) and the
+    position of its move among the role's moves (``move_pos``)."""
     base = w * LANES
     stuck = _ZERO
     n_roles = len(role_start) - 1
+    if defend:
+        bits = moving
+        while bits:
+            mover[0, base + int(_ctz(bits))] = -1
+            bits &= bits - _ONE
     for r in range(n_roles):
         first, last = role_start[r], role_start[r + 1]
         covered = _ZERO
@@ -497,11 +508,25 @@ def _choose(rows: np.ndarray, w: int, moving: np.uint64, role_start: np.ndarray,
             b = int(_ctz(bits))
             bit = bits & (_ZERO - bits)
             bits ^= bit
+            lane = base + b
             n = 0
-            n_wins = 0
             for c in range(blocks):
                 n += int(_popcount(lane_bits[c, b]))
-                if any_wins:
+            choice = n > 1
+            if defend and choice:
+                allowed = 0
+                for c in range(blocks):
+                    allowed += int(_popcount(lane_bits[c, b] & ~banned[c, lane]))
+                if allowed == 0:   # every move loses at once: any will do
+                    resigned[w] |= bit
+                else:
+                    for c in range(blocks):
+                        lane_bits[c, b] &= ~banned[c, lane]
+                    n = allowed
+                mover[0, lane] = r if mover[0, lane] == -1 else -2
+            n_wins = 0
+            if any_wins:
+                for c in range(blocks):
                     n_wins += int(_popcount(lane_bits[c, b] & wins[c]))
             if n_wins:   # a move that wins by itself is legal: play one
                 m = _pick(rng, lane_bits, b, blocks, first, role_moves, wins, n_wins)
@@ -513,7 +538,9 @@ def _choose(rows: np.ndarray, w: int, moving: np.uint64, role_start: np.ndarray,
             d = does_row[m]
             if d >= 0:
                 rows[d, w] |= bit
-            chosen[base + b, r] = m
+            chosen[lane, r] = m
+            if defend and choice:
+                mover[1, lane] = move_pos[m]
     return stuck
 
 
@@ -571,6 +598,55 @@ def _end(rows: np.ndarray, w: int, ending: np.uint64, cut: np.uint64, goal_row: 
         steps[k] = step_count - 1 - began[lane]
 
 
+@_inline
+def _take_back(rows: np.ndarray, live: int, moving: np.ndarray, prev_ok: np.ndarray,
+               fact_row: np.ndarray, prev_row: np.ndarray, role_start: np.ndarray,
+               role_legal: np.ndarray, role_wins: np.ndarray, mover: np.ndarray,
+               banned: np.ndarray, began: np.ndarray) -> bool:
+    """Anti-decisive moves (see :func:`play`): the moving lanes where a role can play a
+    move that wins by itself, reached by another role's choice from the state kept in
+    ``prev_row``, go back to that state with the choice banned; the other moving lanes'
+    bans are lifted. Whether a lane went back."""
+    n_roles = len(role_start) - 1
+    back = False
+    for w in range(live):
+        redo = _ZERO
+        for r in range(n_roles):
+            threat = _ZERO
+            for c in range(role_wins.shape[1]):
+                bits = role_wins[r, c]
+                while bits:
+                    threat |= rows[role_legal[role_start[r] + 64 * c + int(_ctz(bits))], w]
+                    bits &= bits - _ONE
+            bits = threat & moving[w] & prev_ok[w]
+            while bits:
+                b = int(_ctz(bits))
+                bits &= bits - _ONE
+                chooser = mover[0, w * LANES + b]
+                if chooser >= 0 and chooser != r:
+                    redo |= _ONE << np.uint64(b)
+        bits = moving[w] & ~redo
+        while bits:
+            lane = w * LANES + int(_ctz(bits))
+            bits &= bits - _ONE
+            for c in range(banned.shape[0]):
+                banned[c, lane] = _ZERO
+        if not redo:
+            continue
+        back = True
+        for f in range(len(fact_row)):
+            now, before = fact_row[f], prev_row[f]
+            rows[now, w] = (rows[now, w] & ~redo) | (rows[before, w] & redo)
+        bits = redo
+        while bits:
+            lane = w * LANES + int(_ctz(bits))
+            bits &= bits - _ONE
+            pos = mover[1, lane]
+            banned[pos >> 6, lane] |= _ONE << np.uint64(pos & 63)
+            began[lane] += 1   # (the step is played again)
+    return back
+
+
 @_jit
 def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
          state_recursive: np.ndarray, goal_stream: np.ndarray, goal_layers: np.ndarray,
@@ -581,7 +657,8 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
          role_moves: np.ndarray, role_legal: np.ndarray, chance: np.ndarray,
          goal_row: np.ndarray, goal_role: np.ndarray, goal_scaled: np.ndarray,
          packed: np.ndarray, limit: int, mode: int, epsilon: float, temperature: float,
-         values: np.ndarray, weight: np.ndarray, role_wins: np.ndarray, rows: np.ndarray,
+         values: np.ndarray, weight: np.ndarray, role_wins: np.ndarray, defend: bool,
+         prev_row: np.ndarray, move_pos: np.ndarray, banned: np.ndarray, rows: np.ndarray,
          scratch: np.ndarray, lane_bits: np.ndarray, lane_ints: np.ndarray, goal_sum: np.ndarray,
          rng: np.ndarray, rewards: np.ndarray, played: np.ndarray, steps: np.ndarray,
          trace: np.ndarray) -> int:
@@ -598,10 +675,18 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
     c]`` has bit j set when its move ``role_moves[role_start[r] + 64 c + j]`` does
     (row ``roles``: all ones). ``rng[0]``: the seed.
 
+    ``defend`` (anti-decisive moves): a lane whose state lets a role play a move that
+    wins by itself, reached by another role's choice, goes back to the state before
+    (kept in the rows ``prev_row[f]``), that move banned (``banned[c, lane]``, bits as
+    ``role_wins``; ``move_pos[m]``: move m's position among its role's moves), and
+    the role chooses again, until a move escapes or all of them are banned (then
+    any is played and the playout goes on). The retracted moves stay in ``played``.
+
     The caller allocates the work space (so the kernel compiles no allocation):
-    ``rows`` ``[n_rows, words]`` zero but row 1 (all ones), ``scratch`` ``[5,
-    words]``, ``lane_bits`` ``[blocks of 64 moves, 64]``, ``lane_ints`` ``[2 + 2
-    roles, 64 words]`` and ``goal_sum`` ``[roles, 64 words]``.
+    ``rows`` ``[n_rows, words]`` zero but row 1 (all ones), ``scratch`` ``[7,
+    words]``, ``lane_bits`` ``[blocks of 64 moves, 64]``, ``lane_ints`` ``[4 + 2
+    roles, 64 words]``, ``banned`` ``[blocks, 64 words]`` and ``goal_sum`` ``[roles,
+    64 words]``.
 
     A role's legal moves reach the lanes of a word through 64 x 64 bit transposes of
     its legal rows (a block of 64 moves at a time), except where one move is the
@@ -613,9 +698,11 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
     words = rows.shape[1]
     lanes = LANES * words
     x, acc, active, moving, cuts = scratch[0], scratch[1], scratch[2], scratch[3], scratch[4]
+    prev_ok, resigned = scratch[5], scratch[6]   # lanes whose state before is in prev_row
     playout, began = lane_ints[0], lane_ints[1]   # began: the step a lane's playout began
-    chosen = lane_ints[2:2 + n_roles].T
-    goal_count = lane_ints[2 + n_roles:].T
+    mover = lane_ints[2:4]
+    chosen = lane_ints[4:4 + n_roles].T
+    goal_count = lane_ints[4 + n_roles:].T
     goal_sum = goal_sum.T
     record = played.shape[0] > 0 or trace.shape[1] > 0
     waiting = 0
@@ -645,6 +732,9 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
                         cuts[w] |= _ONE << np.uint64(b)
             moving[w] = active[w] & ~(rows[terminal_row, w] | cuts[w])
             any_ending |= moving[w] != active[w]
+        if defend and _take_back(rows, live, moving, prev_ok, fact_row, prev_row, role_start,
+                                 role_legal, role_wins, mover, banned, began):
+            _evaluate(rows, live, state_stream, state_layers, state_recursive, x, acc)
         if any_ending:   # the goals, where a lane ends
             _evaluate(rows, live, goal_stream, goal_layers, goal_recursive, x, acc)
         for w in range(live):
@@ -657,9 +747,11 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
             if not moving[w]:
                 continue
             base = w * LANES
+            resigned[w] = _ZERO
             stuck = _choose(rows, w, moving[w], role_start, role_moves, role_legal, does_row,
                             chance, mode, epsilon, temperature, values, weight, role_wins,
-                            lane_bits, chosen, rng, record)
+                            lane_bits, chosen, rng, record, defend, mover, resigned, move_pos,
+                            banned)
             if stuck:   # a role without a legal move outside a terminal state: worth nothing
                 bits = stuck
                 while bits:
@@ -672,6 +764,12 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
                 moving[w] &= ~stuck
             if record:
                 _record(w, moving[w], chosen, playout, began, step_count, played, trace)
+        if defend:   # the state before the moves, for a lane that must take them back
+            for f in range(len(fact_row)):
+                for w in range(live):
+                    rows[prev_row[f], w] = rows[fact_row[f], w]
+            for w in range(live):
+                prev_ok[w] = moving[w] & ~resigned[w]
         _advance(rows, live, move_stream, move_layers, move_recursive, fact_row, next_free,
                  next_move, x, acc)
         count = 0
@@ -687,15 +785,18 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
                 active[w] |= _ONE << np.uint64(b)
                 waiting += 1
             count += int(_popcount(active[w]))
-        live = _compact(rows, fact_row, active, playout, began, live, count)
+        live = _compact(rows, fact_row, prev_row, active, prev_ok, lane_ints, banned, live,
+                        count)
     return work
 
 
 @_inline
-def _compact(rows: np.ndarray, fact_row: np.ndarray, active: np.ndarray, playout: np.ndarray,
-             began: np.ndarray, live: int, count: int) -> int:
+def _compact(rows: np.ndarray, fact_row: np.ndarray, prev_row: np.ndarray, active: np.ndarray,
+             prev_ok: np.ndarray, lane_ints: np.ndarray, banned: np.ndarray, live: int,
+             count: int) -> int:
     """The words still to evaluate: idle top words dropped, and the top word's lanes
-    moved into free lanes below while they fit (``count``: lanes running)."""
+    (their facts, states before, ints and bans) moved into free lanes below while they
+    fit (``count``: lanes running)."""
     while live > 0 and active[live - 1] == 0:
         live -= 1
     while live > 1 and count <= LANES * (live - 1):
@@ -709,9 +810,11 @@ def _compact(rows: np.ndarray, fact_row: np.ndarray, active: np.ndarray, playout
                 to = int(_ctz(free))
                 free &= free - _ONE
                 _move_lane(rows, fact_row, top, b, w, to)
-                playout[w * LANES + to] = playout[top * LANES + b]
-                began[w * LANES + to] = began[top * LANES + b]
+                _move_lane(rows, prev_row, top, b, w, to)
+                lane_ints[:, w * LANES + to] = lane_ints[:, top * LANES + b]
+                banned[:, w * LANES + to] = banned[:, top * LANES + b]
                 active[w] |= _ONE << np.uint64(to)
+                prev_ok[w] |= ((prev_ok[top] >> np.uint64(b)) & _ONE) << np.uint64(to)
         active[top] = _ZERO
         live -= 1
     return live
@@ -776,16 +879,17 @@ def warm_up() -> float:
     none = np.zeros(0, dtype=np.int64)
     stream = np.zeros(0, dtype=np.uint64)
     flags = np.zeros(0, dtype=np.bool_)
-    rows = np.zeros((4, 1), dtype=np.uint64)
+    rows = np.zeros((5, 1), dtype=np.uint64)
     rows[1] = _ALL
-    play(4, stream, ints, flags, stream, ints, flags, stream, ints, flags,
+    play(5, stream, ints, flags, stream, ints, flags, stream, ints, flags,
          np.array([2], dtype=np.int64), ints, ints, 0, np.array([3], dtype=np.int64),
          np.full(1, -1, dtype=np.int64), none, np.array([0, 1], dtype=np.int64), ints, ints,
          np.zeros(1, dtype=np.bool_), none, none, np.zeros(0),
          np.zeros((1, 1), dtype=np.uint64), 1, 0, 0.0, 1.0, np.zeros(1), np.zeros(1),
-         np.zeros((2, 1), dtype=np.uint64), rows,
-         np.zeros((5, 1), dtype=np.uint64), np.zeros((1, LANES), dtype=np.uint64),
-         np.zeros((4, LANES), dtype=np.int64), np.zeros((1, LANES)),
+         np.zeros((2, 1), dtype=np.uint64), False, np.array([4], dtype=np.int64), ints,
+         np.zeros((1, LANES), dtype=np.uint64), rows,
+         np.zeros((7, 1), dtype=np.uint64), np.zeros((1, LANES), dtype=np.uint64),
+         np.zeros((6, LANES), dtype=np.int64), np.zeros((1, LANES)),
          np.ones(1, dtype=np.uint64), np.zeros((1, 1)), np.zeros((0, 0), dtype=np.bool_),
          ints.copy(), np.zeros((1, 0, 1), dtype=np.int64))
     return time.perf_counter() - started

@@ -261,6 +261,9 @@ class PlayoutNet:
         # goal values in [0, 1] (a value that is not a number counts 0)
         self._goal_scaled = np.nan_to_num(batch.goal_value) / 100.0
         self._no_wins = self._move_bits(np.zeros(self.n_moves, dtype=np.bool_))
+        self._move_pos = np.zeros(self.n_moves, dtype=np.int64)   # a move's place in its role's
+        for moves in self.role_moves:
+            self._move_pos[moves] = np.arange(len(moves))
         self._wins: np.ndarray | None = None
 
     @property
@@ -273,14 +276,16 @@ class PlayoutNet:
              chance: Sequence[int] = (), mode: int = 0, epsilon: float = 0.0,
              temperature: float = 1.0, values: np.ndarray | None = None,
              record: bool = False, trace_steps: int = 0, words: int | None = None,
-             wins: bool = False) -> PlayoutResult:
+             wins: bool = False, defend: bool = False) -> PlayoutResult:
         """Playouts from the packed states ``[K, n_words]`` (see
         :func:`gdl.reasoning.playout_kernels.play`): ``mode`` 0 uniform, 1 MAST
         epsilon-greedy, 2 Gibbs over ``values`` (per move); ``record``: the moves
         played; ``trace_steps``: each playout's moves of its first steps; ``words``:
         lanes / 64 (default :func:`lane_words`); ``wins``: a role other than a chance
         role plays a move that wins by itself where one is legal
-        (:mod:`gdl.reasoning.win_moves`)."""
+        (:mod:`gdl.reasoning.win_moves`); ``defend`` (and ``wins``): a role's choice
+        after which another role has such a move is taken back and another tried
+        (anti-decisive moves)."""
         from gdl.reasoning import playout_kernels  # deferred: numba, when playouts run
 
         k, roles = len(packed), len(self.roles)
@@ -298,17 +303,20 @@ class PlayoutNet:
                 if len(moves):
                     weight[moves] = np.exp((values[moves] - values[moves].max()) / temperature)
         words = max(1, min(lane_words(k) if words is None else int(words), -(-k // 64)))
-        rows = np.zeros((self.n_rows, words), dtype=np.uint64)
+        n_facts = self.batch.n_facts if defend else 0   # rows for the states before
+        rows = np.zeros((self.n_rows + n_facts, words), dtype=np.uint64)
         rows[TRUE_ROW] = ALL_ONES
-        lane_ints = np.zeros((2 + 2 * roles, 64 * words), dtype=np.int64)
+        lane_ints = np.zeros((4 + 2 * roles, 64 * words), dtype=np.int64)
         lane_ints[0] = -1
         work = playout_kernels.play(
             *self._net, self._role_start, self._role_moves, self._role_legal, flags,
             self._goal_row, self._goal_role, self._goal_scaled,
             np.ascontiguousarray(packed, dtype=np.uint64), int(limit), int(mode),
             float(epsilon), float(temperature), values, weight,
-            self._role_wins(flags) if wins else self._no_wins, rows,
-            np.zeros((5, words), dtype=np.uint64), np.zeros((self._blocks, 64), dtype=np.uint64),
+            self._role_wins(flags) if wins or defend else self._no_wins, defend,
+            np.arange(self.n_rows, self.n_rows + n_facts), self._move_pos,
+            np.zeros((self._blocks, 64 * words), dtype=np.uint64), rows,
+            np.zeros((7, words), dtype=np.uint64), np.zeros((self._blocks, 64), dtype=np.uint64),
             lane_ints, np.zeros((roles, 64 * words)),
             np.array([int(seed) & ((1 << 64) - 1)], dtype=np.uint64), rewards, played, steps,
             trace)
