@@ -438,9 +438,11 @@ class BatchPlayouts:
         """Where a role (not chance) has legal moves that win by themselves, one of
         them, uniformly, replaces its pick (as the compiled playouts choose)."""
         for role, columns in enumerate(self.columns):
+            if role in self.chance:
+                continue
             winning = legal[:, columns] & self.wins[columns]
             rows = np.flatnonzero(winning.any(axis=1))
-            if role in self.chance or not len(rows):
+            if not len(rows):
                 continue
             keys = self.np_rng.random((len(rows), len(columns)))
             keys[~winning[rows]] = -1.0

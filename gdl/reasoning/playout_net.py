@@ -261,7 +261,8 @@ class PlayoutNet:
         # goal values in [0, 1] (a value that is not a number counts 0)
         self._goal_scaled = np.nan_to_num(batch.goal_value) / 100.0
         self._no_wins = self._move_bits(np.zeros(self.n_moves, dtype=np.bool_))
-        self._move_pos = np.zeros(self.n_moves, dtype=np.int64)   # a move's place in its role's
+        # each move's place among its role's moves (the kernel's bans are bits of those)
+        self._move_pos = np.zeros(self.n_moves, dtype=np.int64)
         for moves in self.role_moves:
             self._move_pos[moves] = np.arange(len(moves))
         self._wins: np.ndarray | None = None
