@@ -39,7 +39,7 @@ from types import ModuleType
 import numpy as np
 
 from agent.search.mcts import CLOSE, AgentConfig, AgentSearch
-from agent.search.playouts import BatchPlayouts, PlayoutPolicy
+from agent.search.playouts import BatchPlayouts
 from gdl.reasoning.batch_machine import batch_machine_of, pack_ints, unpack_int
 from solvers.errors import GameError
 from solvers.numba_switch import LazyKernels
@@ -195,12 +195,8 @@ class GraphSearch:
         self.bm = batch_machine_of(machine)
         self.chance_roles = tuple(chance_roles)
         self._rng = random.Random(config.seed)
-        policy = PlayoutPolicy(mast=config.on("mast"), epsilon=config.mast_epsilon,
-                               temperature=config.mast_temperature if config.on("gibbs") else 0.0,
-                               cutoff=config.cutoff if config.on("cutoff") else 0,
-                               wins=config.on("wins") or config.on("defend"),
-                               defend=config.on("defend"))
-        self.playouts = BatchPlayouts(machine, policy, self.chance_roles, self._rng)
+        self.playouts = BatchPlayouts(machine, config.playout_policy(), self.chance_roles,
+                                      self._rng)
         n_roles = len(machine.roles)
         root = machine.initial_state()
         widths = [len(machine.legal_moves(root, r)) for r in range(n_roles)]

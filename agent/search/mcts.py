@@ -167,6 +167,15 @@ class AgentConfig:
     def on(self, name: str) -> bool:
         return name in self.enhancements
 
+    def playout_policy(self, record: bool = False) -> PlayoutPolicy:
+        """The playouts these switches ask for (``record``: their moves, for RAVE)."""
+        return PlayoutPolicy(mast=self.on("mast"), epsilon=self.mast_epsilon,
+                             temperature=self.mast_temperature if self.on("gibbs") else 0.0,
+                             cutoff=self.cutoff if self.on("cutoff") else 0, record=record,
+                             decisive=self.on("decisive"),
+                             wins=self.on("wins") or self.on("defend"),
+                             defend=self.on("defend"))
+
 
 class AgentSearch(MCTS):
     """:class:`solvers.search.MCTS` with the enhancements of :class:`AgentConfig`."""
@@ -180,13 +189,7 @@ class AgentSearch(MCTS):
         self.agent = config
         self.grave = config.on("grave")
         self.exp3 = config.simultaneous == "exp3"
-        policy = PlayoutPolicy(mast=config.on("mast"), epsilon=config.mast_epsilon,
-                               temperature=config.mast_temperature if config.on("gibbs") else 0.0,
-                               cutoff=config.cutoff if config.on("cutoff") else 0,
-                               record=self.grave, decisive=config.on("decisive"),
-                               wins=config.on("wins") or config.on("defend"),
-                               defend=config.on("defend"))
-        self.playouts = make_playouts(machine, policy, self.chance_roles, self._rng,
+        self.playouts = make_playouts(machine, config.playout_policy(record=self.grave), self.chance_roles, self._rng,
                                       batched=config.on("batch") or config.on("leaf"))
         chunk = getattr(self.playouts, "chunk", None)
         self.leaf = config.leaf_playouts if config.on("leaf") and chunk else 1
