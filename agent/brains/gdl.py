@@ -127,7 +127,7 @@ class GdlBrain:
 
     def _new_search(self, enhancements: tuple[str, ...]) -> AgentSearch | GraphSearch:
         return make_search(self.machine, self.options.search_config(enhancements),
-                           chance_roles=self.chance)
+                           chance_roles=self.chance, role=self.role)
 
     # -- the start clock --------------------------------------------------------------
 

@@ -61,6 +61,9 @@ GRAPH_BYTES = 768 << 20
 SLOT_ARRAYS = ("slot_move", "slot_visits", "slot_total")   # one entry a move slot
 SLOT_BYTES = 4 + 8 + 8     # their int32, float64, float64
 CHILD_BYTES = 4
+# "serial": a joint move's visits and its answering role's reward total (int32, float32)
+JOINT_ARRAYS = ("joint_visits", "joint_total")
+JOINT_BYTES = 4 + 4
 
 
 @dataclass
@@ -75,7 +78,7 @@ class Graph:
     """The node pool (see :mod:`agent.search.graph_kernels` for the layout)."""
 
     def __init__(self, kern: ModuleType, capacity: int, n_roles: int, n_words: int,
-                 outer_words: int) -> None:
+                 outer_words: int, serial: bool = False) -> None:
         self.kern = kern
         self.capacity = capacity
         self.meta = np.zeros(4, dtype=np.int64)   # nodes, slots, children in use
@@ -96,6 +99,9 @@ class Graph:
         self.slot_visits = np.zeros(slots)
         self.slot_total = np.zeros(slots)
         self.child = np.full(slots, -1, dtype=np.int32)
+        joints = slots if serial else 0   # kept under "serial" only
+        self.joint_visits = np.zeros(joints, dtype=np.int32)
+        self.joint_total = np.zeros(joints, dtype=np.float32)
 
     @property
     def nodes(self) -> int:
@@ -110,6 +116,8 @@ class Graph:
                 setattr(self, name, _grown(getattr(self, name), 0))
         else:
             self.child = _grown(self.child, -1)
+            for name in JOINT_ARRAYS:
+                setattr(self, name, _grown(getattr(self, name), 0))
 
     @staticmethod
     def node_bytes(n_roles: int, n_words: int, outer_words: int) -> int:
@@ -122,12 +130,13 @@ class Graph:
 
     @staticmethod
     def capacity_for(nodes: int, n_roles: int, n_words: int, outer_words: int,
-                     slots: int, joint: int) -> int:
+                     slots: int, joint: int, serial: bool = False) -> int:
         """At most ``nodes`` nodes, fewer when nodes as wide as the root (``slots`` move
         slots, ``joint`` joint moves) would take the arrays past ``GRAPH_BYTES`` (the
         slot and child pools grow by doubling: up to twice their use)."""
+        per_joint = CHILD_BYTES + (JOINT_BYTES if serial else 0)
         per_node = (Graph.node_bytes(n_roles, n_words, outer_words)
-                    + 2 * (SLOT_BYTES * slots + CHILD_BYTES * joint))
+                    + 2 * (SLOT_BYTES * slots + per_joint * joint))
         return max(16, min(nodes, GRAPH_BYTES // per_node))
 
     def compact(self, root: int) -> int:
@@ -151,6 +160,10 @@ class Graph:
             array[:len(slot_from)] = array[slot_from]
         children = self.child[child_from]
         self.child[:len(children)] = np.where(children >= 0, number[children], -1)
+        for name in JOINT_ARRAYS:
+            array = getattr(self, name)
+            if len(array):
+                array[:len(children)] = array[child_from]
         self.slot_base[:len(old)] = np.cumsum(slot_counts) - slot_counts
         self.child_base[:len(old)] = np.cumsum(joint_counts) - joint_counts
         self.meta[:3] = (len(old), len(slot_from), len(children))
@@ -184,8 +197,8 @@ class GraphSearch:
 
     batched = True
 
-    def __init__(self, machine, config: AgentConfig, *, chance_roles: Sequence[int] = ()
-                 ) -> None:
+    def __init__(self, machine, config: AgentConfig, *, chance_roles: Sequence[int] = (),
+                 role: int = 0) -> None:
         self.machine = machine
         self.agent = self.config = config
         kern = KERNELS.loaded
@@ -200,9 +213,14 @@ class GraphSearch:
         n_roles = len(machine.roles)
         root = machine.initial_state()
         widths = [len(machine.legal_moves(root, r)) for r in range(n_roles)]
+        serial = config.on("serial")
+        # "serial": where our role and one other choose at once, we choose first
+        self.lead = role if serial else -1
         capacity = Graph.capacity_for(config.graph_nodes, n_roles, self.bm.n_words,
-                                      self.bm.outer_words, sum(widths), math.prod(widths))
-        self.graph = Graph(kern, capacity, n_roles, self.bm.n_words, self.bm.outer_words)
+                                      self.bm.outer_words, sum(widths), math.prod(widths),
+                                      serial)
+        self.graph = Graph(kern, capacity, n_roles, self.bm.n_words, self.bm.outer_words,
+                           serial)
         self.chance = np.array([r in self.chance_roles for r in range(n_roles)], dtype=np.bool_)
         self.move_role = self.bm.move_role.astype(np.int64)
         self.role_max = np.array([np.nanmax(np.append(self.playouts.goal_scaled[r], 0.0))
@@ -277,9 +295,10 @@ class GraphSearch:
         graph = g = self.graph
         path_node, path_joint, path_virtual, path_len, kind, leaf = self._paths
         self.kern.select(root, size, self.config.exploration, self.agent.simultaneous_exploration,
-                    self.vmean, self.rng, self.chance, g.terminal, g.proven, g.count, g.rsum,
-                    g.size, g.slot_base, g.slot_visits, g.slot_total, g.child_base, g.child,
-                    path_node, path_joint, path_virtual, path_len, kind, leaf)
+                         self.vmean, self.lead, self.rng, self.chance, g.terminal, g.proven,
+                         g.count, g.rsum, g.size, g.slot_base, g.slot_visits, g.slot_total,
+                         g.child_base, g.child, g.joint_visits, g.joint_total,
+                         path_node, path_joint, path_virtual, path_len, kind, leaf)
         kind, leaf = kind[:size], leaf[:size]
         start = graph.state[leaf].copy()     # where each descent plays out from
         edges = np.flatnonzero(kind == self.kern.NEW_EDGE)
@@ -299,15 +318,18 @@ class GraphSearch:
         if len(play):
             outcome = self.playouts.run_packed(start[play], deadline)
             if outcome is None:   # out of time: the pending visits are taken back
-                self.kern.undo(size, self.vmean, self.chance, path_node, path_joint, path_virtual,
-                          path_len, g.count, g.size, g.slot_base, g.slot_visits, g.slot_total)
+                self.kern.undo(size, self.vmean, self.lead, self.chance, path_node, path_joint,
+                               path_virtual, path_len, g.count, g.size, g.slot_base,
+                               g.slot_visits, g.slot_total, g.child_base, g.joint_visits,
+                               g.joint_total)
                 return 0
             rewards[play] = outcome[0]
-        self.kern.backup(size, rewards, settled, self.vmean, self.agent.on("solver"), self.chance,
-                    self.role_max, self.move_role, path_node, path_joint, path_virtual,
-                    path_len, g.terminal, g.proven, g.value, g.rsum, g.size, g.slot_base,
-                    g.slot_move, g.slot_total, g.child_base, g.child, self.playouts.mast.sums,
-                    self.playouts.mast.counts, self.mark, self.stamp)
+        self.kern.backup(size, rewards, settled, self.vmean, self.agent.on("solver"), self.lead,
+                         self.chance, self.role_max, self.move_role, path_node, path_joint,
+                         path_virtual, path_len, g.terminal, g.proven, g.value, g.rsum, g.size,
+                         g.slot_base, g.slot_move, g.slot_total, g.child_base, g.child,
+                         g.joint_total, self.playouts.mast.sums, self.playouts.mast.counts,
+                         self.mark, self.stamp)
         self.stamp += size
         self.playouts.mast.learned += size
         return size
@@ -350,7 +372,7 @@ class GraphSearch:
             while not self.kern.fill(part, batch.terminal, batch.legal, goals, self.move_role,
                                 g.meta, g.terminal, g.proven, g.value, g.count, g.rsum, g.size,
                                 g.slot_base, g.slot_move, g.slot_visits, g.slot_total,
-                                g.child_base, g.child):
+                                g.child_base, g.child, g.joint_visits, g.joint_total):
                 g.grow()
         return nodes
 
@@ -448,15 +470,16 @@ class GraphSearch:
         strategies[0], strategies[1] = x, y
 
 
-def make_search(machine, config: AgentConfig, chance_roles: Sequence[int] = ()
-                ):  # -> GraphSearch | AgentSearch
+def make_search(machine, config: AgentConfig, chance_roles: Sequence[int] = (),
+                role: int = 0):  # -> GraphSearch | AgentSearch
     """The graph search when ``graph`` is on, it applies (module docstring) and its
-    compiled kernels are in (:data:`KERNELS`), else :class:`AgentSearch`."""
+    compiled kernels are in (:data:`KERNELS`), else :class:`AgentSearch`. ``role``:
+    the searching player's (``serial`` lets it choose first)."""
     if (config.on("graph") and config.simultaneous == "duct"
             and not any(config.on(e) for e in UNSUPPORTED)
             and getattr(machine, "engine_name", "") == "compiled"):
         try:
-            return GraphSearch(machine, config, chance_roles=chance_roles)
+            return GraphSearch(machine, config, chance_roles=chance_roles, role=role)
         except GameError:   # kernels not in, or LimitReached: no move network
             pass
     return AgentSearch(machine, config, chance_roles=chance_roles)

@@ -5,7 +5,8 @@ nodes keyed by packed state through an open-addressing table (transpositions: a
 state reached by several lines is one node), each node with its legal moves per
 role (*slots*: move column, visits, reward total of the role that moves it) and a
 block of child pointers, one per joint move (mixed radix over the roles, the first
-role most significant; -1 while unknown). Exact values (terminal goals, or proven
+role most significant; -1 while unknown; under ``serial`` also the visits and the
+answering role's reward total of each joint move). Exact values (terminal goals, or proven
 by the MCTS-Solver rules in :func:`prove`) are rewards in [0, 1] per role.
 
 A round of the search is four calls: :func:`select` (descents with pending visits),
@@ -115,24 +116,31 @@ def _choose(node: int, role: int, size: np.ndarray, slot_base: np.ndarray,
             slot_visits: np.ndarray, slot_total: np.ndarray, count: np.ndarray,
             c: float, rng: np.ndarray) -> int:
     """UCB1 over ``role``'s moves at ``node``; unvisited moves first, ties at random."""
-    base = _slot_of(node, role, 0, size, slot_base)
-    n = size[node, role]
+    return _ucb(slot_visits, slot_total, _slot_of(node, role, 0, size, slot_base), 1,
+                size[node, role], count[node], c, rng)
+
+
+@_jit
+def _ucb(visits: np.ndarray, total: np.ndarray, first: int, stride: int, n: int,
+         parent: float, c: float, rng: np.ndarray) -> int:
+    """UCB1 over the ``n`` arms ``first + i * stride`` of ``visits``/``total`` with
+    ``parent`` visits in all; unvisited arms first, ties at random."""
     unvisited = 0
     for i in range(n):
-        if slot_visits[base + i] == 0:
+        if visits[first + i * stride] == 0:
             unvisited += 1
     if unvisited:
         pick = int(_random(rng) * unvisited)
         for i in range(n):
-            if slot_visits[base + i] == 0:
+            if visits[first + i * stride] == 0:
                 if pick == 0:
                     return i
                 pick -= 1
-    log_n = math.log(max(count[node], 1.0))
+    log_n = math.log(max(parent, 1.0))
     best, best_score, ties = 0, -1e300, 0
     for i in range(n):
-        v = slot_visits[base + i]
-        score = slot_total[base + i] / v + c * math.sqrt(log_n / v)
+        v = visits[first + i * stride]
+        score = total[first + i * stride] / v + c * math.sqrt(log_n / v)
         if score > best_score + 1e-12:
             best, best_score, ties = i, score, 1
         elif score >= best_score - 1e-12:
@@ -143,17 +151,59 @@ def _choose(node: int, role: int, size: np.ndarray, slot_base: np.ndarray,
 
 
 @_jit
+def _follower(node: int, lead: int, size: np.ndarray, chance: np.ndarray) -> int:
+    """``serial``: the role that answers ``lead`` at ``node``, where the two of them and
+    no other role choose; -1 elsewhere (and when ``lead`` is -1: the switch is off)."""
+    if lead < 0 or size[node, lead] <= 1 or chance[lead]:
+        return -1
+    other = -1
+    for r in range(size.shape[1]):
+        if r != lead and size[node, r] > 1 and not chance[r]:
+            if other >= 0:
+                return -1
+            other = r
+    return other
+
+
+@_jit
+def _joint(node: int, index: np.ndarray, size: np.ndarray) -> int:
+    """The joint move of the per-role move indices ``index`` at ``node``."""
+    joint = 0
+    for r in range(size.shape[1]):
+        joint = joint * size[node, r] + index[r]
+    return joint
+
+
+@_jit
+def _answer(node: int, follower: int, index: np.ndarray, size: np.ndarray,
+            child_base: np.ndarray, joint_visits: np.ndarray, joint_total: np.ndarray,
+            parent: float, c: float, rng: np.ndarray) -> int:
+    """``serial``: UCB1 over the follower's moves knowing the other roles' ``index``
+    (the lead's move among them), each reply's statistics those of its joint move."""
+    index[follower] = 0
+    stride = 1
+    for r in range(follower + 1, size.shape[1]):
+        stride *= size[node, r]
+    return _ucb(joint_visits, joint_total, child_base[node] + _joint(node, index, size),
+                stride, size[node, follower], parent, c, rng)
+
+
+@_jit
 def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean: bool,
-           rng: np.ndarray, chance: np.ndarray,
+           lead: int, rng: np.ndarray, chance: np.ndarray,
            terminal: np.ndarray, proven: np.ndarray, count: np.ndarray, rsum: np.ndarray,
            size: np.ndarray, slot_base: np.ndarray, slot_visits: np.ndarray,
            slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
+           joint_visits: np.ndarray, joint_total: np.ndarray,
            path_node: np.ndarray, path_joint: np.ndarray, path_virtual: np.ndarray,
            path_len: np.ndarray, leaf_kind: np.ndarray, leaf_node: np.ndarray) -> None:
     """``descents`` descents from ``root``, each counting its visits at once (with
     ``vmean`` at the move's current mean, else as a loss), so later descents of the
     round spread out. Per descent: the path (node, joint move, virtual rewards), the
-    leaf kind and node (for NEW_EDGE: the path's last node and joint move)."""
+    leaf kind and node (for NEW_EDGE: the path's last node and joint move). Where
+    ``lead`` (-1: none) and one other role choose at once, ``serial``: the other
+    answers the lead's move by its joint moves' statistics (``joint_visits``,
+    ``joint_total``, its rewards), as if it saw the move."""
     roles = size.shape[1]
     depth_limit = path_node.shape[1]
     index = np.zeros(roles, dtype=np.int64)
@@ -172,17 +222,21 @@ def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean
                 if size[node, r] > 1 and not chance[r]:
                     choosers += 1
             c = c_simultaneous if choosers > 1 else c_turn
-            joint = 0
+            follower = _follower(node, lead, size, chance)
             for r in range(roles):
                 n = size[node, r]
-                if n <= 1:
+                if n <= 1 or r == follower:
                     index[r] = 0
                 elif chance[r]:
                     index[r] = min(int(_random(rng) * n), n - 1)
                 else:
                     index[r] = _choose(node, r, size, slot_base, slot_visits, slot_total,
                                        count, c, rng)
-                joint = joint * n + index[r]
+            if follower >= 0:
+                index[follower] = _answer(
+                    node, follower, index, size, child_base, joint_visits, joint_total,
+                    slot_visits[_slot_of(node, lead, index[lead], size, slot_base)], c, rng)
+            joint = _joint(node, index, size)
             # the pending visit
             for r in range(roles):
                 path_virtual[d, depth, r] = 0.0
@@ -200,6 +254,11 @@ def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean
                     path_virtual[d, depth, r] = mean
                     slot_total[s] += mean
                 slot_visits[s] += 1
+            if follower >= 0:
+                e = child_base[node] + joint
+                joint_visits[e] += 1
+                if vmean:
+                    joint_total[e] += path_virtual[d, depth, follower]
             count[node] += 1
             path_node[d, depth] = node
             path_joint[d, depth] = joint
@@ -252,7 +311,8 @@ def fill(nodes: np.ndarray, is_terminal: np.ndarray, legal: np.ndarray, goals: n
          move_role: np.ndarray, meta: np.ndarray, terminal: np.ndarray, proven: np.ndarray,
          value: np.ndarray, count: np.ndarray, rsum: np.ndarray, size: np.ndarray,
          slot_base: np.ndarray, slot_move: np.ndarray, slot_visits: np.ndarray,
-         slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray) -> bool:
+         slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
+         joint_visits: np.ndarray, joint_total: np.ndarray) -> bool:
     """Write new nodes from the engine's read-out of their states: terminal flags,
     legal move columns ``legal[i]`` (bool per move), ``goals[i]`` (rewards per role,
     used at terminal states). A non-terminal state where a role has no legal move is
@@ -309,6 +369,10 @@ def fill(nodes: np.ndarray, is_terminal: np.ndarray, legal: np.ndarray, goals: n
             continue
         for j in range(joint):
             child[meta[2] + j] = _EMPTY
+        if len(joint_visits):   # kept under ``serial`` only
+            for j in range(joint):
+                joint_visits[meta[2] + j] = 0
+                joint_total[meta[2] + j] = 0.0
         meta[2] += joint
     return True
 
@@ -425,12 +489,13 @@ def prove(node: int, chance: np.ndarray, role_max: np.ndarray, terminal: np.ndar
 
 @_jit
 def backup(descents: int, rewards: np.ndarray, settled: np.ndarray, vmean: bool,
-           solver: bool, chance: np.ndarray, role_max: np.ndarray, move_role: np.ndarray,
+           solver: bool, lead: int, chance: np.ndarray, role_max: np.ndarray,
+           move_role: np.ndarray,
            path_node: np.ndarray, path_joint: np.ndarray, path_virtual: np.ndarray,
            path_len: np.ndarray, terminal: np.ndarray, proven: np.ndarray, value: np.ndarray,
            rsum: np.ndarray, size: np.ndarray, slot_base: np.ndarray, slot_move: np.ndarray,
            slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
-           mast_sums: np.ndarray, mast_counts: np.ndarray, mark: np.ndarray,
+           joint_total: np.ndarray, mast_sums: np.ndarray, mast_counts: np.ndarray, mark: np.ndarray,
            stamp: int) -> None:
     """Back up each descent's reward along its path (visits were counted on the way
     down; the pending rewards are taken back), try the MCTS-Solver proofs bottom-up
@@ -444,6 +509,10 @@ def backup(descents: int, rewards: np.ndarray, settled: np.ndarray, vmean: bool,
         for depth in range(path_len[d] - 1, -1, -1):
             node = path_node[d, depth]
             _decode(node, path_joint[d, depth], size, index)
+            follower = _follower(node, lead, size, chance)
+            if follower >= 0:
+                joint_total[child_base[node] + path_joint[d, depth]] += rewards[d, follower] - (
+                    path_virtual[d, depth, follower] if vmean else 0.0)
             for r in range(roles):
                 rsum[node, r] += rewards[d, r]
                 if size[node, r] <= 1 or chance[r]:
@@ -461,10 +530,11 @@ def backup(descents: int, rewards: np.ndarray, settled: np.ndarray, vmean: bool,
 
 
 @_jit
-def undo(descents: int, vmean: bool, chance: np.ndarray, path_node: np.ndarray,
+def undo(descents: int, vmean: bool, lead: int, chance: np.ndarray, path_node: np.ndarray,
          path_joint: np.ndarray, path_virtual: np.ndarray, path_len: np.ndarray,
          count: np.ndarray, size: np.ndarray, slot_base: np.ndarray,
-         slot_visits: np.ndarray, slot_total: np.ndarray) -> None:
+         slot_visits: np.ndarray, slot_total: np.ndarray, child_base: np.ndarray,
+         joint_visits: np.ndarray, joint_total: np.ndarray) -> None:
     """Take back the pending visits of descents that were not played out."""
     roles = size.shape[1]
     index = np.zeros(roles, dtype=np.int64)
@@ -473,6 +543,12 @@ def undo(descents: int, vmean: bool, chance: np.ndarray, path_node: np.ndarray,
             node = path_node[d, depth]
             count[node] -= 1
             _decode(node, path_joint[d, depth], size, index)
+            follower = _follower(node, lead, size, chance)
+            if follower >= 0:
+                e = child_base[node] + path_joint[d, depth]
+                joint_visits[e] -= 1
+                if vmean:
+                    joint_total[e] -= path_virtual[d, depth, follower]
             for r in range(roles):
                 if size[node, r] <= 1 or chance[r]:
                     continue
@@ -533,6 +609,7 @@ def warm_up() -> float:
     slot_base, child_base = np.zeros(nodes, dtype=i8), np.zeros(nodes, dtype=i8)
     slot_move, slot_visits, slot_total = np.zeros(8, dtype=i4), np.zeros(8), np.zeros(8)
     child = np.full(8, -1, dtype=i4)
+    joint_visits, joint_total = np.zeros(8, dtype=i4), np.zeros(8, dtype=np.float32)
     chance, role_max = np.zeros(roles, dtype=b1), np.ones(roles)
     move_role = np.array([0, 1], dtype=i8)
     rows = np.array([[1], [2]], dtype=u8)
@@ -542,23 +619,24 @@ def warm_up() -> float:
     legal = np.array([[True, True]])
     fill(out[:1], np.zeros(1, dtype=b1), legal, np.zeros((1, roles)), move_role, meta,
          terminal, proven, value, count, rsum, size, slot_base, slot_move, slot_visits,
-         slot_total, child_base, child)
+         slot_total, child_base, child, joint_visits, joint_total)
     paths = (np.zeros((1, 4), dtype=i8), np.zeros((1, 4), dtype=i8), np.zeros((1, 4, roles)),
              np.zeros(1, dtype=i8), np.zeros(1, dtype=i8), np.zeros(1, dtype=i8))
     rng = np.array([1], dtype=u8)
-    select(0, 1, 0.7, 0.7, True, rng, chance, terminal, proven, count, rsum, size, slot_base,
-           slot_visits, slot_total, child_base, child, *paths)
+    select(0, 1, 0.7, 0.7, True, 0, rng, chance, terminal, proven, count, rsum, size,
+           slot_base, slot_visits, slot_total, child_base, child, joint_visits, joint_total,
+           *paths)
     lookup(rows[1:], np.zeros(1, dtype=i8), np.zeros(1, dtype=i8), meta, table, state,
            child_base, child, out[1:], new[1:])
     fill(out[1:], np.ones(1, dtype=b1), legal, np.ones((1, roles)), move_role, meta,
          terminal, proven, value, count, rsum, size, slot_base, slot_move, slot_visits,
-         slot_total, child_base, child)
-    backup(1, np.ones((1, roles)), np.ones(1, dtype=b1), True, True, chance, role_max,
+         slot_total, child_base, child, joint_visits, joint_total)
+    backup(1, np.ones((1, roles)), np.ones(1, dtype=b1), True, True, 0, chance, role_max,
            move_role, paths[0], paths[1], paths[2], paths[3], terminal, proven, value, rsum,
-           size, slot_base, slot_move, slot_total, child_base, child, np.zeros(moves),
-           np.zeros(moves), np.full(moves, -1, dtype=i8), 0)
-    undo(0, True, chance, paths[0], paths[1], paths[2], paths[3], count, size, slot_base,
-         slot_visits, slot_total)
+           size, slot_base, slot_move, slot_total, child_base, child, joint_total,
+           np.zeros(moves), np.zeros(moves), np.full(moves, -1, dtype=i8), 0)
+    undo(0, True, 0, chance, paths[0], paths[1], paths[2], paths[3], count, size, slot_base,
+         slot_visits, slot_total, child_base, joint_visits, joint_total)
     prove(0, chance, role_max, terminal, proven, value, size, child_base, child)
     reachable(0, int(meta[0]), terminal, size, child_base, child)
     rebuild_table(table, state, int(meta[0]))
