@@ -172,7 +172,14 @@ def test_the_node_pool_stays_within_its_bound_through_a_long_match() -> None:
 def test_the_pool_is_sized_by_bytes_and_its_slot_and_child_pools_grow_apart() -> None:
     from conftest import shared_path
 
-    from agent.search.graph import CHILD_BYTES, GRAPH_BYTES, SLOT_ARRAYS, SLOT_BYTES, Graph
+    from agent.search.graph import (
+        CHILD_BYTES,
+        GRAPH_BYTES,
+        JOINT_ARRAYS,
+        SLOT_ARRAYS,
+        SLOT_BYTES,
+        Graph,
+    )
 
     # turn-based connectFour (8 slots, 7 joint moves at the root) keeps the million
     # nodes; connectFourSimultaneous (16 slots, 64 joint moves) gets fewer, so that
@@ -194,9 +201,71 @@ def test_the_pool_is_sized_by_bytes_and_its_slot_and_child_pools_grow_apart() ->
     assert children > 3 * slots and len(g.child) > len(g.slot_move)
     assert slots <= len(g.slot_move) and children <= len(g.child)
     # the sizes capacity_for counts are those of the arrays the pool holds
-    pools = ("kern", "meta", "table", "child", *SLOT_ARRAYS)
+    pools = ("kern", "meta", "table", "child", *SLOT_ARRAYS, *JOINT_ARRAYS)
     own = sum(a.nbytes for name, a in vars(g).items()
               if isinstance(a, np.ndarray) and name not in pools)
     assert own // g.capacity + 8 == Graph.node_bytes(2, search.bm.n_words, search.bm.outer_words)
     assert SLOT_BYTES == sum(getattr(g, name).itemsize for name in SLOT_ARRAYS)
     assert CHILD_BYTES == g.child.itemsize
+
+
+def _pennies_value(lead: int | None, seed: int) -> tuple[float, GraphSearch]:
+    """a's mean reward at matching pennies' root after 2,000 unproven playouts (the
+    solver off, so that selection alone decides), with ``serial`` led by ``lead``."""
+    pennies = load_machine(PENNIES, engine="compiled")
+    switches = "default,no-solver" + (",serial" if lead is not None else "")
+    search = GraphSearch(pennies, AgentConfig(enhancements=parse_enhancements(switches),
+                                              seed=seed), role=lead or 0)
+    state = pennies.initial_state()
+    search.search(state, playouts=2_000)
+    root = search.node_of(state)
+    return search.graph.rsum[root, 0] / search.graph.count[root], search
+
+
+def test_serial_nodes_let_the_other_role_answer_our_move() -> None:
+    # matching pennies: decoupled UCT's coins stay near half and half (a's value 0.5);
+    # under serial the answering role sees the lead's coin and beats it, so the
+    # lead's value falls to the paranoid 0 (a leads) and the answer's rises to 1
+    for seed in (1, 2):
+        duct, _ = _pennies_value(None, seed)
+        assert 0.25 < duct < 0.75
+        led, search = _pennies_value(0, seed)
+        assert led < 0.1
+        g = search.graph
+        root = search.node_of(search.machine.initial_state())
+        block = g.joint_visits[g.child_base[root]:g.child_base[root] + 4]
+        # joint moves (h, h), (h, t), (t, h), (t, t): b answers h with t and t with h
+        assert block[1] + block[2] > 0.9 * block.sum()
+        answered, _ = _pennies_value(1, seed)
+        assert answered > 0.9
+
+
+def test_serial_statistics_stay_in_step_through_a_match() -> None:
+    from conftest import shared_path
+
+    machine = load_machine(shared_path("gdl-corpus", "repository",
+                                       "connectFourSimultaneous.kif"), engine="compiled")
+    config = AgentConfig(enhancements=parse_enhancements("default,serial"), graph_nodes=3_000,
+                         seed=6)
+    search = GraphSearch(machine, config, role=1)
+    state, compacted = machine.initial_state(), 0
+    for _ in range(12):   # self-play, the pool compacted on the way
+        before = search.graph.nodes
+        result = search.search(state, playouts=1_500)
+        compacted += search.graph.nodes < before
+        state = machine.next_state(state, [result.best_move(r) for r in (0, 1)])
+        if machine.is_terminal(state):
+            break
+    assert compacted >= 2
+    g, checked = search.graph, 0
+    for node in range(g.nodes):
+        if g.terminal[node] or g.proven[node] or min(g.size[node]) < 2 or not g.count[node]:
+            continue
+        block = slice(g.child_base[node], g.child_base[node] + int(np.prod(g.size[node])))
+        # every visit of the node went through one joint move, and the answering
+        # role's (red's) rewards through its joint moves add up to its slots' totals
+        assert g.joint_visits[block].sum() == g.count[node] == search.slots(node, 1)[0].sum()
+        assert g.joint_total[block].sum() == pytest.approx(search.slots(node, 0)[1].sum(),
+                                                           rel=1e-4, abs=1e-3)
+        checked += 1
+    assert checked > 100
