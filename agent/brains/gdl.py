@@ -26,6 +26,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import logging
 import random
@@ -46,6 +47,7 @@ from agent.search.graph import GraphSearch, make_search
 from agent.search.mcts import AgentSearch
 from gdl.reasoning import kernels
 from gdl.reasoning.batch_machine import batch_machine_of
+from gdl.reasoning.factors import factors
 from gdl.reasoning.ground import Budget
 from gdl.reasoning.machine import load_machine
 from gdl.solving.store import find_solution
@@ -98,6 +100,7 @@ class GdlBrain:
         self.step = 0
         self.rng = random.Random(options.seed)
         self.search = self._new_search(self._batchable(options.enhancements, until))
+        self.factored: list[GraphSearch] = []   # "factor": a search per factor
         self.table = ExactTable(self.machine, self.chance, options)
         self.solution = None
         if options.solutions:
@@ -166,7 +169,8 @@ class GdlBrain:
             if self.search.agent.on("mastcost") and self.search.agent.on("mast") \
                     and until - time.monotonic() > 2.5 * MAST_TRIAL:
                 info["mast"] = self._mast_trial()
-            result = self.search.search(self.state, deadline=until)
+            self._factor(info)
+            result = self._searcher().search(self.state, deadline=until)
             info["playouts"] = result.playouts
         info["time"] = round(time.monotonic() - started, 3)
         return info
@@ -285,9 +289,9 @@ class GdlBrain:
                 # moves the one a fallible opponent gets wrong.
                 unsolved = isinstance(solved, str)
                 soft = started + self.search.agent.soft_share * (until - started)
-                result = self.search.search(self.state, deadline=until if unsolved else
-                                            started + 0.6 * (until - started),
-                                            soft_deadline=soft)
+                result = self._searcher().search(
+                    self.state, deadline=until if unsolved else started + 0.6 * (until - started),
+                    soft_deadline=soft)
                 info.update(playouts=result.playouts, nodes=result.nodes)
                 if unsolved:
                     move = self._search_move(result, info)
@@ -295,6 +299,32 @@ class GdlBrain:
                     move = self._exact_move(solved, result, info, until)
         info["time"] = round(time.monotonic() - started, 3)
         return self.machine.move_to_kif(move), info
+
+    def _factor(self, info: dict[str, Any]) -> None:
+        """``factor``: a graph search of each factor's game (:mod:`gdl.reasoning.factors`)
+        where the game splits, each with a share of the node pool (the whole game's
+        search stays for the moves no one factor holds)."""
+        self.factored = []
+        agent = self.search.agent
+        if not (agent.on("factor") and isinstance(self.search, GraphSearch)):
+            return
+        found = factors(self.search.bm)
+        info["factors"] = len(found)
+        if len(found) > 1:
+            config = dataclasses.replace(agent, graph_nodes=agent.graph_nodes // (2 * len(found)))
+            self.factored = [GraphSearch(self.machine, config, chance_roles=self.chance,
+                                         role=self.role, factor=f) for f in found]
+
+    def _searcher(self) -> AgentSearch | GraphSearch:
+        """The search of this move: under ``factor``, that of the factor holding every
+        legal move of ours, if one does (Sancho plays such games factor by factor:
+        connectFourSimultaneous board by board); else the whole game's."""
+        if self.factored:
+            columns = [m.bit_length() - 1 for m in self.machine.legal_moves(self.state, self.role)]
+            for search in self.factored:
+                if search.factor_moves[columns].all():
+                    return search
+        return self.search
 
     def _ponder(self, until: float, info: dict[str, Any]) -> None:
         """``ponder``: with one legal move, search anyway until the answer is due (the

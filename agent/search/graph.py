@@ -39,8 +39,9 @@ from types import ModuleType
 import numpy as np
 
 from agent.search.mcts import CLOSE, AgentConfig, AgentSearch
-from agent.search.playouts import BatchPlayouts
+from agent.search.playouts import BatchPlayouts, keep_facts
 from gdl.reasoning.batch_machine import batch_machine_of, pack_ints, unpack_int
+from gdl.reasoning.factors import Factor
 from solvers.errors import GameError
 from solvers.numba_switch import LazyKernels
 from solvers.search import SearchResult
@@ -198,7 +199,10 @@ class GraphSearch:
     batched = True
 
     def __init__(self, machine, config: AgentConfig, *, chance_roles: Sequence[int] = (),
-                 role: int = 0) -> None:
+                 role: int = 0, factor: Factor | None = None) -> None:
+        """``factor``: search that factor's game alone (:mod:`gdl.reasoning.factors`):
+        the other facts stand still, a role plays its moves in the factor where it
+        has some, else one of its moves as a pass."""
         self.machine = machine
         self.agent = self.config = config
         kern = KERNELS.loaded
@@ -208,8 +212,15 @@ class GraphSearch:
         self.bm = batch_machine_of(machine)
         self.chance_roles = tuple(chance_roles)
         self._rng = random.Random(config.seed)
+        self.factor = factor
+        keep = None
+        if factor is not None:
+            keep = np.zeros(self.bm.n_facts, dtype=np.bool_)
+            keep[list(factor.facts)] = True
+            self.factor_moves = np.zeros(self.bm.n_moves, dtype=np.bool_)
+            self.factor_moves[list(factor.moves)] = True
         self.playouts = BatchPlayouts(machine, config.playout_policy(), self.chance_roles,
-                                      self._rng)
+                                      self._rng, keep=keep)
         n_roles = len(machine.roles)
         root = machine.initial_state()
         widths = [len(machine.legal_moves(root, r)) for r in range(n_roles)]
@@ -351,6 +362,8 @@ class GraphSearch:
         for low in range(0, len(parents), chunk):
             part = np.arange(low, min(low + chunk, len(parents)))
             out[part] = self.bm.next_states(parent, part, [m[part] for m in moves])
+        if self.playouts.keep is not None:   # a factor's game: the other facts stand still
+            out = keep_facts(out, g.state[parents], self.playouts.keep)
         return out
 
     def _add(self, rows: np.ndarray, parents: np.ndarray, joints: np.ndarray) -> np.ndarray:
@@ -369,12 +382,27 @@ class GraphSearch:
             g.outer[part, :batch.outer.shape[1]] = batch.outer
             g.free[part] = batch.next_free
             goals = self.playouts._goals(batch, np.arange(len(part)), terminal=True)
-            while not self.kern.fill(part, batch.terminal, batch.legal, goals, self.move_role,
+            legal = batch.legal if self.factor is None else self._in_factor(batch.legal)
+            while not self.kern.fill(part, batch.terminal, legal, goals, self.move_role,
                                 g.meta, g.terminal, g.proven, g.value, g.count, g.rsum, g.size,
                                 g.slot_base, g.slot_move, g.slot_visits, g.slot_total,
                                 g.child_base, g.child, g.joint_visits, g.joint_total):
                 g.grow()
         return nodes
+
+    def _in_factor(self, legal: np.ndarray) -> np.ndarray:
+        """``legal`` [n, moves] narrowed to the factor's game: a role's moves in the
+        factor where it has some, else its first legal move (a pass: its other
+        moves change nothing the factor's game keeps, so they are one child)."""
+        out = np.zeros_like(legal)
+        for columns in self.playouts.columns:
+            mine = legal[:, columns]
+            inside = mine & self.factor_moves[columns]
+            has = inside.any(axis=1)
+            out[np.ix_(has, columns)] = inside[has]
+            rows = np.flatnonzero(~has & mine.any(axis=1))
+            out[rows, columns[mine[rows].argmax(axis=1)]] = True
+        return out
 
     # -- decisions ------------------------------------------------------------------
 

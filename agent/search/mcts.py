@@ -97,7 +97,7 @@ from solvers.search.exact import exact_backup
 # of 4) and 1 of 8 against Sancho.
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
                 "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins",
-                "defend", "serial")
+                "defend", "serial", "factor")
 # "timing" is off: a GGP play clock is not banked, so the 15% of it a clear decision
 # left unused was search lost (every move of connectFourSimultaneous against Sancho
 # at a 5 s clock stopped at 3.61 of its 4.25 s)

@@ -315,7 +315,11 @@ class BatchPlayouts:
     """Many playouts advanced together over a compiled engine's packed states."""
 
     def __init__(self, machine, policy: PlayoutPolicy,
-                 chance_roles: Sequence[int], rng: random.Random) -> None:
+                 chance_roles: Sequence[int], rng: random.Random,
+                 keep: np.ndarray | None = None) -> None:
+        """``keep`` (a bool per fact): play one factor's game, the other facts
+        standing still (:meth:`gdl.reasoning.playout_net.PlayoutNet.frozen`); only
+        :meth:`run_packed` honours it."""
         self.machine, self.policy = machine, policy
         # built once per machine; LimitReached when the move network is too big
         self.batch = batch_machine_of(machine)
@@ -336,6 +340,9 @@ class BatchPlayouts:
         # kernels are in (gdl.reasoning.kernels decides); its network is built here,
         # on the start clock, not at the first playout
         self.net = _playout_net(self.batch)
+        self.keep = None if keep is None else pack_ints([_bits(keep)], self.batch.n_words)[0]
+        if self.net is not None and keep is not None:
+            self.net = self.net.frozen(keep)
         self.wins = winning_moves_of(self.batch) if policy.wins else None
 
     @property
@@ -403,7 +410,8 @@ class BatchPlayouts:
             moves = [p[go] for p in picks]
             for move in moves:
                 played[alive[go], move] = True
-            packed = bm.next_states(batch, go, moves)
+            after = bm.next_states(batch, go, moves)
+            packed = after if self.keep is None else keep_facts(after, packed[go], self.keep)
             alive = alive[go]
         if policy.mast:
             self.mast.learn_rows(played, rewards)
@@ -527,6 +535,17 @@ class BatchPlayouts:
     def _pairs(self, row: np.ndarray) -> Played:
         owner = self.batch.move_role
         return {(int(owner[c]), 1 << int(c)) for c in np.flatnonzero(row)}
+
+
+def keep_facts(after: np.ndarray, before: np.ndarray, keep: np.ndarray) -> np.ndarray:
+    """Packed states ``after`` with the facts outside the packed mask ``keep`` as they
+    were ``before`` (one factor's transition, the others standing still)."""
+    return (after & keep) | (before & ~keep)
+
+
+def _bits(flags: np.ndarray) -> int:
+    """A bool per fact as the engine's int state (bit i: fact i)."""
+    return sum(1 << int(i) for i in np.flatnonzero(flags))
 
 
 def _playout_net(batch: BatchMachine) -> PlayoutNet | None:

@@ -34,6 +34,7 @@ The build:
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -244,6 +245,8 @@ class PlayoutNet:
         next_move = np.array([row_map[move_net.row[a]] if a in factored else FALSE_ROW
                               for a in next_atoms], dtype=np.int64)
         legal_row = np.array([step_row(a) for a in batch._legal_atoms], dtype=np.int64)
+        # where fact_row sits in _net, the move-free and the move next rows after it
+        self._fact_at = 1 + len(self._state) + len(self._goal) + len(self._move)
         self._net = (n_rows, *self._state, *self._goal, *self._move, fact_row,
                      np.array([step_row(a) if a in rules else FALSE_ROW for a in next_atoms],
                               dtype=np.int64), next_move,
@@ -266,6 +269,21 @@ class PlayoutNet:
         for moves in self.role_moves:
             self._move_pos[moves] = np.arange(len(moves))
         self._wins: np.ndarray | None = None
+
+    def frozen(self, keep: np.ndarray) -> PlayoutNet:
+        """These playouts with the facts outside ``keep`` (a bool per fact) left as they
+        are at every step: the game of one factor (:mod:`gdl.reasoning.factors`), the
+        others standing still; a role's moves in them change nothing (passes)."""
+        out = copy.copy(self)
+        net = list(self._net)
+        at = self._fact_at
+        fact_row, next_free, next_move = net[at], net[at + 1].copy(), net[at + 2].copy()
+        still = ~np.asarray(keep, dtype=np.bool_)
+        next_free[still] = fact_row[still]   # next = the fact's own row, or false
+        next_move[still] = FALSE_ROW
+        net[at + 1], net[at + 2] = next_free, next_move
+        out._net = tuple(net)
+        return out
 
     @property
     def literals(self) -> tuple[int, int, int]:
