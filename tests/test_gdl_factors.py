@@ -26,7 +26,7 @@ from agent.brains.options import BrainOptions, GameSpec
 from agent.search.graph import KERNELS, GraphSearch
 from agent.search.mcts import AgentConfig, parse_enhancements
 from gdl.reasoning.batch_machine import pack_ints, unpack_int
-from gdl.reasoning.factors import factor_summary, factors
+from gdl.reasoning.factors import factor_summary, factors, moving_facts
 
 pytestmark = pytest.mark.skipif(not gdl.reasoning.kernels.KERNELS.enabled,
                                 reason="numba is not installed (or GGP_NUMBA=0)")
@@ -72,20 +72,23 @@ def test_games_split_where_their_parts_never_meet(name: str, count: int) -> None
 def test_one_factors_steps_move_its_facts_and_leave_the_others() -> None:
     machine, net = game("connectFourSimultaneous")
     factor = factors(net.batch)[0]
-    keep = np.zeros(net.batch.n_facts, dtype=np.bool_)
-    keep[list(factor.facts)] = True
+    keep = moving_facts(net.batch, factor)
+    # the other board's cells stand still; whose turn it is there goes on
+    facts = machine._facts
+    assert {facts[i][0] for i in np.flatnonzero(~keep)} == {"cell"}
+    assert keep.sum() == 98 + 2
     frozen = net.frozen(keep)
     states, joints = reached(machine, seed=7, playouts=6, steps=30)
     pairs = [(s, j) for s, j in zip(states, joints, strict=True) if j is not None]
     packed = pack_ints([s for s, _ in pairs], net.n_words)
     joint = np.array([[m.bit_length() - 1 for m in j] for _, j in pairs], dtype=np.int64)
     whole, alone = net.step(packed, joint), frozen.step(packed, joint)
-    mask = sum(1 << i for i in factor.facts)
+    mask = sum(1 << int(i) for i in np.flatnonzero(keep))
     for t, (state, _) in enumerate(pairs):
         after = unpack_int(whole.children[t])
         kept = unpack_int(alone.children[t])
         assert kept & mask == after & mask            # the factor moves as in the game
-        assert kept & ~mask == state & ~mask          # the rest stands still
+        assert kept & ~mask == state & ~mask          # the other board stands still
         assert (whole.legal[t] == alone.legal[t]).all()
     assert len(pairs) > 80
 
@@ -121,6 +124,15 @@ def test_a_factors_search_finds_the_win_on_its_board(graph_kernels) -> None:
     result = search.search(state, playouts=3_000)
     assert result.best_move(0) == drop[(0, "4", "1")]
     assert result.value[0] == pytest.approx(100.0)
+    # from the start, the board's game goes on, the roles taking turns on it (with
+    # the other board's turns frozen too, after one step nobody could move there:
+    # every line would end at once, worth 0, as the first try of this switch did)
+    search = GraphSearch(machine, config, role=0, factor=board)
+    result = search.search(machine.initial_state(), playouts=5_000)
+    assert not result.proven and 30 < result.value[0] < 80
+    g = search.graph
+    deep = [n for n in range(g.nodes) if not g.terminal[n] and g.count[n] >= 5]
+    assert len(deep) > 50
 
 
 def test_the_agent_searches_the_factor_holding_its_moves(graph_kernels) -> None:
@@ -135,6 +147,7 @@ def test_the_agent_searches_the_factor_holding_its_moves(graph_kernels) -> None:
         ours = brain.machine.legal_moves(brain.state, brain.role)
         assert searcher in brain.factored
         assert all(searcher.factor_moves[m.bit_length() - 1] for m in ours)
-        move, _ = brain.select(time.monotonic() + 0.5)
+        move, played = brain.select(time.monotonic() + 0.5)
+        assert played["method"] == "mcts" and played["playouts"] > 0
         other = rng.choice(brain.machine.legal_moves(brain.state, 1))
         brain.advance([move, brain.machine.move_to_kif(other)])

@@ -41,7 +41,7 @@ import numpy as np
 from agent.search.mcts import CLOSE, AgentConfig, AgentSearch
 from agent.search.playouts import BatchPlayouts, keep_facts
 from gdl.reasoning.batch_machine import batch_machine_of, pack_ints, unpack_int
-from gdl.reasoning.factors import Factor
+from gdl.reasoning.factors import Factor, moving_facts
 from solvers.errors import GameError
 from solvers.numba_switch import LazyKernels
 from solvers.search import SearchResult
@@ -201,8 +201,9 @@ class GraphSearch:
     def __init__(self, machine, config: AgentConfig, *, chance_roles: Sequence[int] = (),
                  role: int = 0, factor: Factor | None = None) -> None:
         """``factor``: search that factor's game alone (:mod:`gdl.reasoning.factors`):
-        the other facts stand still, a role plays its moves in the factor where it
-        has some, else one of its moves as a pass."""
+        a role plays its moves in the factor where it has some, else one of its moves
+        as a pass, and the other facts a move decides stand still
+        (:func:`~gdl.reasoning.factors.moving_facts`)."""
         self.machine = machine
         self.agent = self.config = config
         kern = KERNELS.loaded
@@ -215,8 +216,7 @@ class GraphSearch:
         self.factor = factor
         keep = None
         if factor is not None:
-            keep = np.zeros(self.bm.n_facts, dtype=np.bool_)
-            keep[list(factor.facts)] = True
+            keep = moving_facts(self.bm, factor)
             self.factor_moves = np.zeros(self.bm.n_moves, dtype=np.bool_)
             self.factor_moves[list(factor.moves)] = True
         self.playouts = BatchPlayouts(machine, config.playout_policy(), self.chance_roles,

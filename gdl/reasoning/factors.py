@@ -100,6 +100,18 @@ def factors(batch: BatchMachine) -> list[Factor]:
     return sorted(found, key=lambda f: (-len(f.facts), f.facts))
 
 
+def moving_facts(batch: BatchMachine, factor: Factor) -> np.ndarray:
+    """A bool per fact: what changes in ``factor``'s game, where the other factors'
+    moves are passes. Its own facts, and the facts whose next value no move decides
+    (whose turn it is on the other board, a step counter): those go on as in the
+    game. The other facts a move decides stand still, since a pass is one of the
+    passing role's real moves, whose effect the factor's game must not see."""
+    moving = np.ones(batch.n_facts, dtype=np.bool_)
+    moving[batch._move_next_facts] = False
+    moving[list(factor.facts)] = True
+    return moving
+
+
 def factor_summary(batch: BatchMachine) -> dict[str, object]:
     """What the agent logs of the factors on the start clock: how many, and each
     one's facts and moves counted."""
