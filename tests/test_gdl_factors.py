@@ -133,6 +133,13 @@ def test_a_factors_search_finds_the_win_on_its_board(graph_kernels) -> None:
     g = search.graph
     deep = [n for n in range(g.nodes) if not g.terminal[n] and g.count[n] >= 5]
     assert len(deep) > 50
+    # two steps on, red's turn on board 1 again: board 2's cells changed, yet the
+    # board's game finds its root in the graph (kept as at its first search)
+    state = play([(("4", "1"), ("4", "2")), (("5", "2"), ("5", "1"))])
+    assert search.node_of(state) < 0 <= search.node_of(search.in_factor(state))
+    reused = g.count[search.node_of(search.in_factor(state))]
+    assert reused > 20
+    assert search.search(state, playouts=100).playouts == 100
 
 
 def test_the_agent_searches_the_factor_holding_its_moves(graph_kernels) -> None:

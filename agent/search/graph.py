@@ -39,7 +39,7 @@ from types import ModuleType
 import numpy as np
 
 from agent.search.mcts import CLOSE, AgentConfig, AgentSearch
-from agent.search.playouts import BatchPlayouts, keep_facts
+from agent.search.playouts import BatchPlayouts, fact_bits, keep_facts
 from gdl.reasoning.batch_machine import batch_machine_of, pack_ints, unpack_int
 from gdl.reasoning.factors import Factor, moving_facts
 from solvers.errors import GameError
@@ -217,6 +217,8 @@ class GraphSearch:
         keep = None
         if factor is not None:
             keep = moving_facts(self.bm, factor)
+            self._moving = fact_bits(keep)
+            self._base: int | None = None
             self.factor_moves = np.zeros(self.bm.n_moves, dtype=np.bool_)
             self.factor_moves[list(factor.moves)] = True
         self.playouts = BatchPlayouts(machine, config.playout_policy(), self.chance_roles,
@@ -269,7 +271,7 @@ class GraphSearch:
         if not self.agent.on("reuse"):
             graph.meta[:3] = 0
             graph.table.fill(-1)
-        root = self._root(state)
+        root = self._root(self.in_factor(state))
         if graph.terminal[root]:
             raise GameError("search from a terminal state: there is no move to choose")
         soft = soft_deadline if self.agent.on("timing") else None
@@ -419,6 +421,17 @@ class GraphSearch:
             if visits[second] >= 0.8 * visits[first] and means[first] - means[second] > CLOSE:
                 return True
         return False
+
+    def in_factor(self, state: Hashable) -> Hashable:
+        """``state`` as this factor's game keeps it: the facts that stand still there as
+        they stood at its first search, so that the roots of later moves are in the
+        graph (the other boards' cells change between our moves on this one, and each
+        move on it would start an empty tree); the whole game's search: ``state``."""
+        if self.factor is None:
+            return state
+        if self._base is None:
+            self._base = int(state)
+        return (int(state) & self._moving) | (self._base & ~self._moving)
 
     def node_of(self, state: Hashable) -> int:
         """The node of the engine's state ``state`` (-1: not in the graph)."""
