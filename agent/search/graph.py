@@ -19,7 +19,11 @@ nodes, a bounded node pool, complete values propagated up):
   play out from their new states), so a long match never runs out of memory;
 - MCTS-Solver (:func:`agent.search.graph_kernels.prove`): terminal values and
   proofs propagate up, draws included; at simultaneous nodes a pure saddle point of
-  a two-player constant-sum matrix of exact children proves the node.
+  a two-player constant-sum matrix of exact children proves the node;
+- ``serial``: where our role and one other choose at once, the other answers our move
+  (UCB1 over its joint moves' own statistics), as Sancho orders simultaneous moves;
+- ``factor``: a search of one factor's game (:mod:`gdl.reasoning.factors`), the
+  other factors' move-decided facts standing still (the agent keeps one per factor).
 
 It needs the compiled engine with a batched machine; :func:`make_search` falls back
 to :class:`~agent.search.mcts.AgentSearch` otherwise, and for the enhancements it

@@ -95,6 +95,13 @@ from solvers.search.exact import exact_backup
 # move that wins by itself, and try another (anti-decisive moves: capture the runner).
 # Off: at half the playouts a second, 4 of 8 against the default at 3 s (knightThrough 1
 # of 4) and 1 of 8 against Sancho.
+# "serial" (graph only): where our role and one other choose at once, the other answers
+# our move by its joint moves' statistics (as Sancho orders a simultaneous move, ours
+# first). Off: connectFourSimultaneous 0 of 4 against Sancho at 30 s / 5 s.
+# "factor" (graph only; gdl.reasoning.factors): where the game splits into factors (the
+# two boards of connectFourSimultaneous, as Sancho splits it), the move is searched in
+# the game of the factor holding our legal moves, the other boards standing still.
+# On (below); measured in docs/agent.md ("Against Sancho").
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
                 "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins",
                 "defend", "serial", "factor")
@@ -104,8 +111,11 @@ ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", 
 # "graph" is on since 2026-11-28: at a 3 s clock it won 15 of 16 matches against the tree
 # search (connectFour, breakthrough, knightThrough, connectFourSimultaneous, both seats;
 # docs/bench/ablation-3s-graph.jsonl). Where it does not apply, the tree search plays.
+# "factor" is on since 2026-11-28: against Sancho at 30 s / 5 s it won connectFourSimultaneous
+# 4 of 6 (0 of 14 without) and chinook 6 of 6 (5 of 6 without); where a game does not split
+# it changes nothing but 0.01-0.3 s of start-clock analysis.
 DEFAULT_ENHANCEMENTS = ("batch", "mast", "gibbs", "solver", "reuse", "ponder", "mastcost", "vmean",
-                        "graph")
+                        "graph", "factor")
 SIMULTANEOUS = ("duct", "rm", "exp3")
 CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
 
