@@ -43,7 +43,7 @@ from types import ModuleType
 import numpy as np
 
 from agent.search.mcts import CLOSE, AgentConfig, AgentSearch
-from agent.search.playouts import BatchPlayouts, fact_bits, keep_facts
+from agent.search.playouts import BatchPlayouts, keep_facts
 from gdl.reasoning.batch_machine import batch_machine_of, pack_ints, unpack_int
 from gdl.reasoning.factors import Factor, moving_facts
 from solvers.errors import GameError
@@ -221,12 +221,13 @@ class GraphSearch:
         keep = None
         if factor is not None:
             keep = moving_facts(self.bm, factor)
-            self._moving = fact_bits(keep)
             self._base: int | None = None
             self.factor_moves = np.zeros(self.bm.n_moves, dtype=np.bool_)
             self.factor_moves[list(factor.moves)] = True
         self.playouts = BatchPlayouts(machine, config.playout_policy(), self.chance_roles,
                                       self._rng, keep=keep)
+        if keep is not None:   # the facts that change in the factor's game, as an int state
+            self._moving = unpack_int(self.playouts.keep)
         n_roles = len(machine.roles)
         root = machine.initial_state()
         widths = [len(machine.legal_moves(root, r)) for r in range(n_roles)]

@@ -495,7 +495,8 @@ def backup(descents: int, rewards: np.ndarray, settled: np.ndarray, vmean: bool,
            path_len: np.ndarray, terminal: np.ndarray, proven: np.ndarray, value: np.ndarray,
            rsum: np.ndarray, size: np.ndarray, slot_base: np.ndarray, slot_move: np.ndarray,
            slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
-           joint_total: np.ndarray, mast_sums: np.ndarray, mast_counts: np.ndarray, mark: np.ndarray,
+           joint_total: np.ndarray, mast_sums: np.ndarray, mast_counts: np.ndarray,
+           mark: np.ndarray,
            stamp: int) -> None:
     """Back up each descent's reward along its path (visits were counted on the way
     down; the pending rewards are taken back), try the MCTS-Solver proofs bottom-up

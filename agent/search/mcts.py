@@ -199,7 +199,8 @@ class AgentSearch(MCTS):
         self.agent = config
         self.grave = config.on("grave")
         self.exp3 = config.simultaneous == "exp3"
-        self.playouts = make_playouts(machine, config.playout_policy(record=self.grave), self.chance_roles, self._rng,
+        self.playouts = make_playouts(machine, config.playout_policy(record=self.grave),
+                                      self.chance_roles, self._rng,
                                       batched=config.on("batch") or config.on("leaf"))
         chunk = getattr(self.playouts, "chunk", None)
         self.leaf = config.leaf_playouts if config.on("leaf") and chunk else 1

@@ -340,7 +340,7 @@ class BatchPlayouts:
         # kernels are in (gdl.reasoning.kernels decides); its network is built here,
         # on the start clock, not at the first playout
         self.net = _playout_net(self.batch)
-        self.keep = None if keep is None else pack_ints([fact_bits(keep)], self.batch.n_words)[0]
+        self.keep = None if keep is None else pack_ints([_fact_bits(keep)], self.batch.n_words)[0]
         if self.net is not None and keep is not None:
             self.net = self.net.frozen(keep)
         self.wins = winning_moves_of(self.batch) if policy.wins else None
@@ -543,7 +543,7 @@ def keep_facts(after: np.ndarray, before: np.ndarray, keep: np.ndarray) -> np.nd
     return (after & keep) | (before & ~keep)
 
 
-def fact_bits(flags: np.ndarray) -> int:
+def _fact_bits(flags: np.ndarray) -> int:
     """A bool per fact as the engine's int state (bit i: fact i)."""
     return sum(1 << int(i) for i in np.flatnonzero(flags))
 
