@@ -148,6 +148,8 @@ def test_the_agent_searches_the_factor_holding_its_moves(graph_kernels) -> None:
     brain = GdlBrain(spec, "red", options)
     info = brain.metagame(time.monotonic() + 3)
     assert info["factors"] == 2 and len(brain.factored) == 2
+    # the factors share the pool (the whole game's search keeps its own bound)
+    assert [s.graph.capacity for s in brain.factored] == [options.graph_nodes // 2] * 2
     rng = random.Random(3)
     for _ in range(4):
         searcher = brain._searcher()

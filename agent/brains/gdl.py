@@ -302,8 +302,11 @@ class GdlBrain:
 
     def _factor(self, info: dict[str, Any]) -> None:
         """``factor``: a graph search of each factor's game (:mod:`gdl.reasoning.factors`)
-        where the game splits, each with a share of the node pool (the whole game's
-        search stays for the moves no one factor holds)."""
+        where the game splits, the factors sharing the node pool equally. The whole
+        game's search stays for the moves no one factor holds and for pondering; where
+        the factors play every move it is idle (connectFourSimultaneous: the worker's
+        peak memory was the same with half the pool each as with a quarter, 2.0 GB,
+        and each factor's pool filled on the start clock either way)."""
         self.factored = []
         agent = self.search.agent
         if not (agent.on("factor") and isinstance(self.search, GraphSearch)):
@@ -311,7 +314,7 @@ class GdlBrain:
         found = factors(self.search.bm)
         info["factors"] = len(found)
         if len(found) > 1:
-            config = dataclasses.replace(agent, graph_nodes=agent.graph_nodes // (2 * len(found)))
+            config = dataclasses.replace(agent, graph_nodes=agent.graph_nodes // len(found))
             self.factored = [GraphSearch(self.machine, config, chance_roles=self.chance,
                                          role=self.role, factor=f) for f in found]
 
