@@ -269,3 +269,62 @@ def test_serial_statistics_stay_in_step_through_a_match() -> None:
                                                            rel=1e-4, abs=1e-3)
         checked += 1
     assert checked > 100
+
+
+def _exact_with_length(machine, state: int, memo: dict) -> tuple[tuple[float, ...], int]:
+    """The exact values of ``state`` and its length in plies when the winner hurries
+    and the loser delays (a draw: the shortest), by plain minimax."""
+    if state in memo:
+        return memo[state]
+    if machine.is_terminal(state):
+        memo[state] = (tuple(machine.goals(state)), 0)
+        return memo[state]
+    mover = next(r for r in (0, 1) if len(machine.legal_moves(state, r)) > 1
+                 or machine.move_to_kif(machine.legal_moves(state, r)[0]) != "noop")
+    options = []
+    for move in machine.legal_moves(state, mover):
+        joint = [move if r == mover else machine.legal_moves(state, r)[0] for r in (0, 1)]
+        options.append(_exact_with_length(machine, machine.next_state(state, joint), memo))
+    best = max(v[mover] for v, _ in options)
+    lengths = [n for v, n in options if v[mover] == best]
+    chosen = max(lengths) if best < 50 else min(lengths)
+    memo[state] = (next(v for v, n in options if v[mover] == best), chosen + 1)
+    return memo[state]
+
+
+def test_a_proven_root_wins_by_the_shortest_proof_and_loses_by_the_longest(tictactoe) -> None:
+    """At a proven root the move is the one whose proof is shortest for a win and
+    longest for a loss (the visits alone chose dawdling wins), checked against minimax
+    with lengths on the tic-tac-toe positions where the keeping moves' lengths differ."""
+    machine, memo = tictactoe, {}
+    frontier, seen, checked = [machine.initial_state()], set(), {"win": 0, "loss": 0}
+    while frontier and min(checked.values()) < 4:
+        state = frontier.pop()
+        if state in seen or machine.is_terminal(state):
+            continue
+        seen.add(state)
+        movers = [r for r in (0, 1) if len(machine.legal_moves(state, r)) > 1]
+        for move in machine.legal_moves(state, movers[0] if movers else 0):
+            joint = [move if not movers or r == movers[0] else machine.legal_moves(state, r)[0]
+                     for r in (0, 1)]
+            frontier.append(machine.next_state(state, joint))
+        if len(movers) != 1:
+            continue
+        me = movers[0]
+        value, _ = _exact_with_length(machine, state, memo)
+        keeping = {}
+        for move in machine.legal_moves(state, me):
+            joint = [move if r == me else machine.legal_moves(state, r)[0] for r in (0, 1)]
+            v, n = _exact_with_length(machine, machine.next_state(state, joint), memo)
+            if v[me] == value[me]:
+                keeping[move] = n
+        if value[me] == 50 or len(set(keeping.values())) < 2:
+            continue
+        search = GraphSearch(machine, AgentConfig(enhancements=GRAPH, seed=len(seen)))
+        result = search.search(state, playouts=50_000)
+        assert result.proven
+        chosen = result.best_move(me)
+        best = (min if value[me] == 100 else max)(keeping.values())
+        assert keeping.get(chosen) == best, (keeping, chosen)
+        checked["win" if value[me] == 100 else "loss"] += 1
+    assert min(checked.values()) >= 4

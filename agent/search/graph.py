@@ -58,6 +58,8 @@ UNSUPPORTED = ("grave", "leaf", "repeat", "decisive")
 # graph search only once they are in.
 KERNELS = LazyKernels("agent.search.graph_kernels", 0)
 MAX_DEPTH = 1024       # a descent this deep plays out from where it is
+PROOF_NODES = 20_000   # nodes a proven root's proof lengths may visit (~20 us each)
+PENDING = -1.0         # a proof length being computed (a loop when met again)
 SLOTS_PER_NODE = 8     # first guess of the slot and child pools' size, grown as needed
 # the pool's arrays stay under this: the worker's address space is 4 GB (--memory-mb),
 # and connectFourSimultaneous' million nodes (16 move slots, 64 joint moves each) took
@@ -248,6 +250,7 @@ class GraphSearch:
         self.stamp = 0
         self.vmean = config.on("vmean")
         self.round_size = min(config.batch, self.playouts.chunk)
+        self._deadline: float | None = None    # the last search's (for its proven root)
         self._paths = self._path_arrays(self.round_size)
 
     @property
@@ -291,6 +294,7 @@ class GraphSearch:
             if playouts is not None:
                 size = min(size, playouts - done)
             done += self._round(root, size, deadline)
+        self._deadline = deadline
         return self._result(root, done, time.monotonic() - started)
 
     def _root(self, state: Hashable) -> int:
@@ -509,11 +513,69 @@ class GraphSearch:
             keep = [i for i in range(shape[r])
                     if values[i] >= target[r] - 1e-9]
             if keep:
-                best = max(keep, key=lambda i: visits[r][i])
+                hurry = self._hurry(root, r, [int(children[i]) for i in keep])
+                best = min(keep, key=lambda i: (hurry.get(int(children[i]), 0.0),
+                                                -visits[r][i]))
                 strategies[r] = np.eye(shape[r])[best]
             return
         x, y, _ = solve_matrix_game(exact[..., 0])
         strategies[0], strategies[1] = x, y
+
+
+    def _hurry(self, root: int, me: int, children: list[int]) -> dict[int, float]:
+        """Sort keys of a proven root's value-keeping children (lower first) by the
+        length of their proofs: a win the shortest, a loss the longest (a race between
+        factors, or an opponent that errs, turns on it; the visits alone chose
+        dawdling wins). Empty at an even value or when the proofs are too big."""
+        value = self.graph.value[root, me]
+        if abs(value - 0.5) < 1e-9:
+            return {}
+        winning = bool(value > 0.5)
+        memo: dict[int, float] = {}
+        lengths = {c: self._proof_length(c, me, winning, memo) for c in children}
+        if None in lengths.values():
+            return {}
+        return {c: length if winning else -length for c, length in lengths.items()}
+
+    def _proof_length(self, node: int, me: int, winning: bool, memo: dict[int, float]
+                      ) -> float | None:
+        """Plies from exact ``node`` to the end when the side its value favours
+        (``me`` if ``winning``) hurries and the other delays, each keeping the value;
+        where several roles choose, or chance does, the length worst for ``me``. inf
+        where the proof loops; None past :data:`PROOF_NODES` nodes in ``memo`` or the
+        search's deadline (the move is due: its proven root answers at once)."""
+        g = self.graph
+        stack, steps = [node], 0
+        while stack:
+            steps += 1
+            if len(memo) > PROOF_NODES or (
+                    steps & 0xFF == 0 and self._deadline is not None
+                    and time.monotonic() > self._deadline):
+                return None
+            n = stack[-1]
+            if g.terminal[n]:
+                memo[n] = 0.0
+            if memo.get(n, PENDING) != PENDING:
+                stack.pop()
+                continue
+            joints = int(np.prod(g.size[n].astype(np.int64)))
+            kids = [int(c) for c in g.child[g.child_base[n]:g.child_base[n] + joints]
+                    if c >= 0 and (g.terminal[c] or g.proven[c])]
+            if n not in memo:
+                memo[n] = PENDING
+                stack.extend(c for c in kids if c not in memo)
+                continue
+            stack.pop()
+            choosers = self._choosers(n)
+            if len(choosers) == 1 and not (self.chance & (g.size[n] > 1)).any():
+                c = choosers[0]
+                kids = [k for k in kids if g.value[k, c] >= g.value[n, c] - 1e-9]
+                shortest = (c == me) == winning
+            else:
+                shortest = not winning
+            lengths = [math.inf if memo[k] == PENDING else memo[k] for k in kids]
+            memo[n] = 1.0 + ((min if shortest else max)(lengths) if lengths else math.inf)
+        return memo.get(node, math.inf)
 
 
 def make_search(machine, config: AgentConfig, chance_roles: Sequence[int] = (),
