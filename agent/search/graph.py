@@ -250,7 +250,6 @@ class GraphSearch:
         self.stamp = 0
         self.vmean = config.on("vmean")
         self.round_size = min(config.batch, self.playouts.chunk)
-        self._deadline: float | None = None    # the last search's (for its proven root)
         self._paths = self._path_arrays(self.round_size)
 
     @property
@@ -294,8 +293,7 @@ class GraphSearch:
             if playouts is not None:
                 size = min(size, playouts - done)
             done += self._round(root, size, deadline)
-        self._deadline = deadline
-        return self._result(root, done, time.monotonic() - started)
+        return self._result(root, done, time.monotonic() - started, deadline)
 
     def _root(self, state: Hashable) -> int:
         """The root's node: found, else added; the pool compacted first when over half
@@ -468,7 +466,8 @@ class GraphSearch:
         columns = g.slot_move[start:start + int(g.size[node, role])]
         return tuple(1 << int(c) for c in columns)
 
-    def _result(self, root: int, playouts: int, elapsed: float) -> SearchResult:
+    def _result(self, root: int, playouts: int, elapsed: float, deadline: float | None
+                ) -> SearchResult:
         g = self.graph
         roles = len(self.machine.roles)
         moves, strategies, visits, means = [], [], [], []
@@ -482,7 +481,7 @@ class GraphSearch:
         proven = bool(g.proven[root])
         if proven:
             value = g.value[root] * 100.0
-            self._proven_strategies(root, strategies, visits)
+            self._proven_strategies(root, strategies, visits, deadline)
         elif g.count[root]:
             value = g.rsum[root] / g.count[root] * 100.0
         else:
@@ -490,16 +489,17 @@ class GraphSearch:
         return SearchResult(tuple(moves), tuple(strategies), value, proven, playouts, elapsed,
                             g.nodes, tuple(visits), tuple(means))
 
-    def _proven_strategies(self, root: int, strategies: list, visits: list) -> None:
+    def _proven_strategies(self, root: int, strategies: list, visits: list,
+                           deadline: float | None) -> None:
         """At a proven root: each chooser's strategy of the proof. One chooser: of the
-        moves keeping the exact value, the most visited; two: the matrix game's
+        moves keeping the exact value, the quickest proof of a win or the longest of a
+        loss (:meth:`_hurry`), then the most visited; two: the matrix game's
         equilibrium (:func:`solvers.search.matrix_game.solve_matrix_game`)."""
         g = self.graph
         choosers = self._choosers(root)
         size = g.size[root].astype(np.int64)
-        joints = int(np.prod(size))
-        children = g.child[g.child_base[root]:g.child_base[root] + joints]
-        if any(self.chance[r] and size[r] > 1 for r in range(len(size))) or not choosers:
+        children = self._child_nodes(root)
+        if self._chance_chooses(root) or not choosers:
             return
         shape = tuple(int(s) for s in size)
         exact = np.full(shape + (len(size),), np.nan)
@@ -513,7 +513,7 @@ class GraphSearch:
             keep = [i for i in range(shape[r])
                     if values[i] >= target[r] - 1e-9]
             if keep:
-                hurry = self._hurry(root, r, [int(children[i]) for i in keep])
+                hurry = self._hurry(root, r, [int(children[i]) for i in keep], deadline)
                 best = min(keep, key=lambda i: (hurry.get(int(children[i]), 0.0),
                                                 -visits[r][i]))
                 strategies[r] = np.eye(shape[r])[best]
@@ -521,8 +521,17 @@ class GraphSearch:
         x, y, _ = solve_matrix_game(exact[..., 0])
         strategies[0], strategies[1] = x, y
 
+    def _chance_chooses(self, node: int) -> bool:
+        return bool((self.chance & (self.graph.size[node] > 1)).any())
 
-    def _hurry(self, root: int, me: int, children: list[int]) -> dict[int, float]:
+    def _child_nodes(self, node: int) -> np.ndarray:
+        """``node``'s children by joint move (-1: not in the graph)."""
+        g = self.graph
+        joints = int(np.prod(g.size[node].astype(np.int64)))
+        return g.child[g.child_base[node]:g.child_base[node] + joints]
+
+    def _hurry(self, root: int, me: int, children: list[int], deadline: float | None
+               ) -> dict[int, float]:
         """Sort keys of a proven root's value-keeping children (lower first) by the
         length of their proofs: a win the shortest, a loss the longest (a race between
         factors, or an opponent that errs, turns on it; the visits alone chose
@@ -532,25 +541,25 @@ class GraphSearch:
             return {}
         winning = bool(value > 0.5)
         memo: dict[int, float] = {}
-        lengths = {c: self._proof_length(c, me, winning, memo) for c in children}
+        lengths = {c: self._proof_length(c, me, winning, memo, deadline) for c in children}
         if None in lengths.values():
             return {}
         return {c: length if winning else -length for c, length in lengths.items()}
 
-    def _proof_length(self, node: int, me: int, winning: bool, memo: dict[int, float]
-                      ) -> float | None:
+    def _proof_length(self, node: int, me: int, winning: bool, memo: dict[int, float],
+                      deadline: float | None) -> float | None:
         """Plies from exact ``node`` to the end when the side its value favours
         (``me`` if ``winning``) hurries and the other delays, each keeping the value;
         where several roles choose, or chance does, the length worst for ``me``. inf
-        where the proof loops; None past :data:`PROOF_NODES` nodes in ``memo`` or the
-        search's deadline (the move is due: its proven root answers at once)."""
+        where the proof loops; None past :data:`PROOF_NODES` nodes in ``memo`` or
+        ``deadline`` (the move is due: its proven root answers at once)."""
         g = self.graph
         stack, steps = [node], 0
+        waiting: dict[int, list[int]] = {}   # a pending node's exact children
         while stack:
             steps += 1
             if len(memo) > PROOF_NODES or (
-                    steps & 0xFF == 0 and self._deadline is not None
-                    and time.monotonic() > self._deadline):
+                    steps & 0xFF == 0 and deadline is not None and time.monotonic() > deadline):
                 return None
             n = stack[-1]
             if g.terminal[n]:
@@ -558,16 +567,16 @@ class GraphSearch:
             if memo.get(n, PENDING) != PENDING:
                 stack.pop()
                 continue
-            joints = int(np.prod(g.size[n].astype(np.int64)))
-            kids = [int(c) for c in g.child[g.child_base[n]:g.child_base[n] + joints]
-                    if c >= 0 and (g.terminal[c] or g.proven[c])]
             if n not in memo:
                 memo[n] = PENDING
-                stack.extend(c for c in kids if c not in memo)
+                waiting[n] = [int(c) for c in self._child_nodes(n)
+                              if c >= 0 and (g.terminal[c] or g.proven[c])]
+                stack.extend(c for c in waiting[n] if c not in memo)
                 continue
             stack.pop()
+            kids = waiting.pop(n)
             choosers = self._choosers(n)
-            if len(choosers) == 1 and not (self.chance & (g.size[n] > 1)).any():
+            if len(choosers) == 1 and not self._chance_chooses(n):
                 c = choosers[0]
                 kids = [k for k in kids if g.value[k, c] >= g.value[n, c] - 1e-9]
                 shortest = (c == me) == winning
