@@ -42,11 +42,11 @@ from agent.brains.gdl_joint import presolve_joint
 from agent.brains.gdl_traps import trap_values
 from agent.brains.moves import draw, search_move
 from agent.brains.options import BrainOptions, GameSpec, role_index
-from agent.search import graph
+from agent.search import graph, material
 from agent.search.graph import GraphSearch, make_search
 from agent.search.mcts import AgentSearch
 from gdl.reasoning import kernels
-from gdl.reasoning.batch_machine import batch_machine_of
+from gdl.reasoning.batch_machine import batch_machine_of, pack_ints
 from gdl.reasoning.factors import factors
 from gdl.reasoning.ground import Budget
 from gdl.reasoning.machine import load_machine
@@ -60,6 +60,7 @@ log = logging.getLogger(__name__)
 COMPILE_SHARE = 0.4  # of the start clock left that grounding the game may take
 BATCH_SHARE = 0.2    # of the start clock left then that grounding the batched moves may take
 BATCHED = ("batch", "leaf", "vmean", "graph")  # the enhancements that need the batched engine
+MATERIAL_TRIAL = 1.0   # "material": seconds of random games that find the game's material
 MAST_TRIAL = 0.3   # "mastcost": seconds of search with MAST and as long without it
 MAST_KEEP = 0.8    # "mastcost": MAST stays when it keeps this share of the playouts
 MAST_SLICES = 4    # "mastcost": each trial's time in this many slices, the two alternating
@@ -170,6 +171,7 @@ class GdlBrain:
                     and until - time.monotonic() > 2.5 * MAST_TRIAL:
                 info["mast"] = self._mast_trial()
             self._factor(info)
+            self._material(until, info)
             result = self._searcher().search(self.state, deadline=until)
             info["playouts"] = result.playouts
         info["time"] = round(time.monotonic() - started, 3)
@@ -317,6 +319,22 @@ class GdlBrain:
             config = dataclasses.replace(agent, graph_nodes=agent.graph_nodes // len(found))
             self.factored = [GraphSearch(self.machine, config, chance_roles=self.chance,
                                          role=self.role, factor=f) for f in found]
+
+    def _material(self, until: float, info: dict[str, Any]) -> None:
+        """``material``: the game's material learnt from random games on the start clock
+        (:mod:`agent.search.material`, at most ``MATERIAL_TRIAL`` seconds), given to
+        the graph searches, which seed the new edges that change it."""
+        search = self.search
+        if not (search.agent.on("material") and isinstance(search, GraphSearch)):
+            return
+        seconds = min(MATERIAL_TRIAL, (until - time.monotonic()) / 4)
+        found, info["material"] = material.learn(
+            search.bm, self.machine.facts,
+            lambda batch, rows: search.playouts._goals(batch, rows, terminal=True),
+            pack_ints([self.state], search.bm.n_words)[0], time.monotonic() + seconds,
+            np.random.default_rng(self.rng.randrange(1 << 62)))
+        for each in [search, *self.factored]:
+            each.material = found
 
     def _searcher(self) -> AgentSearch | GraphSearch:
         """The search of this move: under ``factor``, that of the factor holding every

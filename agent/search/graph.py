@@ -22,6 +22,9 @@ nodes, a bounded node pool, complete values propagated up):
   a two-player constant-sum matrix of exact children proves the node;
 - ``serial``: where our role and one other choose at once, the other answers our move
   (UCB1 over its joint moves' own statistics), as Sancho orders simultaneous moves;
+- ``material``: a new edge that changes the material balance (Sancho's piece
+  heuristic, :mod:`agent.search.material`) starts with a few visits at a value
+  moved from its reference node's by the change;
 - ``factor``: a search of one factor's game (:mod:`gdl.reasoning.factors`), the
   other factors' move-decided facts standing still (the agent keeps one per factor).
 
@@ -42,6 +45,7 @@ from types import ModuleType
 
 import numpy as np
 
+from agent.search.material import REFERENCE_VISITS, Material
 from agent.search.mcts import CLOSE, AgentConfig, AgentSearch
 from agent.search.playouts import BatchPlayouts, keep_facts
 from gdl.reasoning.batch_machine import batch_machine_of, pack_ints, unpack_int
@@ -251,6 +255,10 @@ class GraphSearch:
         self.vmean = config.on("vmean")
         self.round_size = min(config.batch, self.playouts.chunk)
         self._paths = self._path_arrays(self.round_size)
+        self.role = role
+        # "material" (agent.search.material): set by the agent on the start clock
+        self.material: Material | None = None
+        self._seed_weight = 0.0
 
     @property
     def nodes(self) -> int:
@@ -281,6 +289,8 @@ class GraphSearch:
         root = self._root(self.in_factor(state))
         if graph.terminal[root]:
             raise GameError("search from a terminal state: there is no move to choose")
+        if self.material is not None:
+            self._seed_weight = self.material.weight(graph.state[root], self.role)
         soft = soft_deadline if self.agent.on("timing") else None
         done = 0
         while not graph.proven[root] and (playouts is None or done < playouts):
@@ -327,6 +337,11 @@ class GraphSearch:
             rows = self._children(leaf[edges], joints)
             nodes = self._add(rows, leaf[edges], joints)
             start[edges] = rows
+            if self.material is not None:
+                self.kern.seed(edges, rows, nodes, self.material.masks, self._seed_weight,
+                               REFERENCE_VISITS, self.chance, g.state, g.count, g.rsum, g.size,
+                               g.slot_base, g.slot_visits, g.slot_total, path_node, path_joint,
+                               path_len)
             known = nodes >= 0
             leaf[edges[known]] = nodes[known]
             kind[edges[known]] = np.where(

@@ -560,6 +560,86 @@ def undo(descents: int, vmean: bool, lead: int, chance: np.ndarray, path_node: n
 
 
 @_jit
+def _pieces(row: np.ndarray, mask: np.ndarray) -> int:
+    """How many facts of ``mask`` the packed state ``row`` holds."""
+    n = 0
+    for k in range(len(row)):
+        word = row[k] & mask[k]
+        while word:
+            word &= word - np.uint64(1)
+            n += 1
+    return n
+
+
+@_jit
+def _balance(row: np.ndarray, masks: np.ndarray, role: int) -> tuple[float, float]:
+    """``material``: (``role``'s pieces less the other role's) over all pieces, and
+    all pieces, at the packed state ``row`` (two roles; ``masks[r]``: role r's pieces)."""
+    mine = _pieces(row, masks[role]) + 1e-6
+    theirs = _pieces(row, masks[1 - role]) + 1e-6
+    return (mine - theirs) / (mine + theirs), mine + theirs
+
+
+@_jit
+def seed(descents: np.ndarray, rows: np.ndarray, nodes: np.ndarray, masks: np.ndarray,
+         weight: float, reference_visits: float, chance: np.ndarray, state: np.ndarray,
+         count: np.ndarray, rsum: np.ndarray, size: np.ndarray, slot_base: np.ndarray,
+         slot_visits: np.ndarray, slot_total: np.ndarray, path_node: np.ndarray,
+         path_joint: np.ndarray, path_len: np.ndarray) -> int:
+    """``material`` (Sancho's piece heuristic): each new edge ``descents[i]`` ended on
+    (child state ``rows[i]``, linked to node ``nodes[i]``) where one role chooses and
+    the material balance differs from the reference's, its move slot gets ``weight``
+    visits at a value: the reference's mean (shrunk to 0.5 while it has few visits)
+    moved toward 1 or 0 by a sigmoid of the balance's change. The reference is the
+    deepest node of the descent with ``reference_visits`` visits whose move along
+    it leaves the balance alone (not in the middle of an exchange), else the root.
+    The number of slots seeded."""
+    index = np.zeros(size.shape[1], dtype=np.int64)
+    seeded = 0
+    for i in range(len(descents)):
+        d = descents[i]
+        last = path_len[d] - 1
+        if nodes[i] < 0 or last < 0:
+            continue
+        parent = path_node[d, last]
+        role = -1
+        choosers = 0
+        for r in range(size.shape[1]):
+            if size[parent, r] > 1 and not chance[r]:
+                role = r
+                choosers += 1
+        if choosers != 1:
+            continue
+        after, pieces = _balance(rows[i], masks, role)
+        reference = path_node[d, 0]
+        below = after
+        for k in range(last, -1, -1):
+            q = path_node[d, k]
+            here = _balance(state[q], masks, role)[0]
+            if count[q] > reference_visits and abs(here - below) < 1e-9:
+                reference = q
+                break
+            below = here
+        before = _balance(state[reference], masks, role)[0]
+        if abs(after - before) < 1e-9:
+            continue
+        h = 1.0 / (1.0 + math.exp(-pieces / 4.0 * (after - before)))
+        mean = rsum[reference, role] / count[reference] if count[reference] > 0 else 0.5
+        trust = count[reference] / 50.0
+        mean = (mean * trust + 0.5) / (trust + 1.0)
+        if h > 0.5:
+            value = mean + (1.0 - mean) * (h - 0.5) / 0.5
+        else:
+            value = mean - mean * (0.5 - h) / 0.5
+        _decode(parent, path_joint[d, last], size, index)
+        s = _slot_of(parent, role, index[role], size, slot_base)
+        slot_visits[s] += weight
+        slot_total[s] += weight * value
+        seeded += 1
+    return seeded
+
+
+@_jit
 def reachable(root: int, n_nodes: int, terminal: np.ndarray, size: np.ndarray,
               child_base: np.ndarray, child: np.ndarray) -> np.ndarray:
     """The nodes reachable from ``root`` (a bool per node)."""
@@ -639,6 +719,9 @@ def warm_up() -> float:
     undo(0, True, 0, chance, paths[0], paths[1], paths[2], paths[3], count, size, slot_base,
          slot_visits, slot_total, child_base, joint_visits, joint_total)
     prove(0, chance, role_max, terminal, proven, value, size, child_base, child)
+    masks = np.array([[1], [2]], dtype=u8)
+    seed(np.zeros(1, dtype=i8), rows[1:], out[1:], masks, 6.0, 200.0, chance, state, count,
+         rsum, size, slot_base, slot_visits, slot_total, paths[0], paths[1], paths[3])
     reachable(0, int(meta[0]), terminal, size, child_base, child)
     rebuild_table(table, state, int(meta[0]))
     find(table, state, rows[0])

@@ -102,9 +102,15 @@ from solvers.search.exact import exact_backup
 # two boards of connectFourSimultaneous, as Sancho splits it), the move is searched in
 # the game of the factor holding our legal moves, the other boards standing still.
 # On (below); measured in docs/agent.md ("Against Sancho").
+# "material" (graph only; agent.search.material): Sancho's piece heuristic. Where the
+# final count of a board function's pieces (cell(?, ?, white)) correlates with each role's
+# goal in random games on the start clock (breakthrough, knightThrough; not connectFour,
+# reversi, quad), a new edge that changes the material balance starts with a few visits
+# at a value moved from its reference node's by the change: captures are tried first,
+# a capture left unanswered looks bad.
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
                 "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins",
-                "defend", "serial", "factor")
+                "defend", "serial", "factor", "material")
 # "timing" is off: a GGP play clock is not banked, so the 15% of it a clear decision
 # left unused was search lost (every move of connectFourSimultaneous against Sancho
 # at a 5 s clock stopped at 3.61 of its 4.25 s)

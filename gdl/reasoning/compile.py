@@ -566,6 +566,11 @@ class CompiledMachine(StateMachine):
     def __setstate__(self, state: dict) -> None:
         self.name = state["name"]
 
+    @property
+    def facts(self) -> list:
+        """The ground state facts; fact i is bit i of an int state."""
+        return self._facts
+
     # -- the StateMachine contract
     def initial_state(self) -> int:
         return self._init

@@ -1,0 +1,161 @@
+"""Material, learnt on the start clock (enhancement ``material``): Sancho's piece
+heuristic, for the graph search (:func:`agent.search.graph_kernels.seed`).
+
+A *piece set* is the facts of one board function (arity 3 or 4) whose *piece
+argument*, the argument with the fewest values (2 to 12; coordinates come first, so
+a tie takes the last), has one value: ``cell(?, ?, white)``. Uniform random games
+from the current state decide which sets are a role's material: a set whose count at
+the end correlates with the role's goal (Pearson, at least ``MIN_CORRELATION``, as
+Sancho's 0.06) and that stays unchanged on at least half the steps (pieces are
+captured now and then, not every move: connectFour's discs change on every other
+one). Each of the two roles needs some, or the game gets none.
+
+Random games are enough here where a learnt weighting of positions was not
+(docs/agent.md: a regression on fact groups valued where pieces stand, since random
+playouts race): a count is one number per role, and the search, not the sample,
+judges the exchanges it seeds.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from gdl.reasoning.batch_machine import BatchMachine
+
+MIN_CORRELATION = 0.06   # Sancho's MIN_HEURISTIC_CORRELATION
+MIN_STILL = 0.5          # a set's count stays the same on at least this share of steps
+MIN_PIECES = 6           # facts a piece set has at least (Sancho's MIN_PIECES_THRESHOLD)
+PIECE_VALUES = (2, 12)   # values a piece argument has (roles or piece kinds)
+SAMPLE_GAMES = 1024
+SAMPLE_WIDTH = 256      # games played side by side
+SAMPLE_STEPS = 1000      # a sample game this long is dropped (games that never end)
+REFERENCE_VISITS = 200   # a seed's reference node has more visits than this (Sancho's)
+
+
+@dataclass(frozen=True)
+class Material:
+    """Each role's piece facts (``masks[r]``: packed like a state), what they are
+    called, and how their final counts correlated with the role's goal."""
+
+    masks: np.ndarray
+    names: tuple[str, ...]
+    correlation: tuple[float, ...]
+
+    def weight(self, packed: np.ndarray, role: int) -> float:
+        """Sancho's seed weight at a root: 6 visits at equal material, down to 2 the
+        further ``role`` is ahead or behind (then position matters more)."""
+        counts = [float(np.unpackbits((packed & m).view(np.uint8)).sum()) for m in self.masks]
+        average = sum(counts) / len(counts)
+        if average <= 0:
+            return 2.0
+        return float(max(2, int(6.5 - abs(counts[role] - average) * 48 / average)))
+
+
+def piece_sets(facts: list[tuple]) -> list[tuple[str, np.ndarray]]:
+    """The candidate piece sets of a game's facts: (name, fact indices)."""
+    by_function: dict[tuple[str, int], list[int]] = {}
+    for i, fact in enumerate(facts):
+        if isinstance(fact, tuple) and 4 <= len(fact) <= 5:
+            by_function.setdefault((str(fact[0]), len(fact)), []).append(i)
+    out = []
+    for (name, width), members in sorted(by_function.items()):
+        values = [{facts[i][k] for i in members} for k in range(1, width)]
+        fits = [k for k, v in enumerate(values) if PIECE_VALUES[0] <= len(v) <= PIECE_VALUES[1]]
+        if not fits:
+            continue
+        fewest = min(len(values[k]) for k in fits)
+        piece = max(k for k in fits if len(values[k]) == fewest) + 1
+        for value in sorted(values[piece - 1], key=str):
+            chosen = np.array([i for i in members if facts[i][piece] == value])
+            if len(chosen) >= MIN_PIECES:
+                args = ["?"] * (width - 1)
+                args[piece - 1] = str(value)
+                out.append((f"{name}({', '.join(args)})", chosen))
+    return out
+
+
+def _mask(indices: np.ndarray, n_words: int) -> np.ndarray:
+    mask = np.zeros(n_words, dtype=np.uint64)
+    for i in indices:
+        mask[i // 64] |= np.uint64(1) << np.uint64(i % 64)
+    return mask
+
+
+def _counts(packed: np.ndarray, masks: np.ndarray) -> np.ndarray:
+    """[sets, rows] how many facts of each mask each packed state holds."""
+    held = packed[None, :, :] & masks[:, None, :]
+    return np.unpackbits(held.view(np.uint8), axis=2).sum(axis=2)
+
+
+def learn(bm: BatchMachine, facts: list[tuple], goals, start: np.ndarray,
+          deadline: float, rng: np.random.Generator) -> tuple[Material | None, str]:
+    """The game's material from uniform random games from the packed state ``start``
+    until ``deadline`` (at most ``SAMPLE_GAMES``); ``goals(batch, rows)``: [rows,
+    roles] goals in [0, 1] at terminal batch rows. (None, why) where there is none."""
+    n_roles = len(bm.roles)
+    if n_roles != 2:
+        return None, "off: not two roles"
+    sets = piece_sets(facts)
+    if not sets:
+        return None, "off: no board function with a piece argument"
+    masks = np.array([_mask(ix, bm.n_words) for _, ix in sets])
+    columns = [np.flatnonzero(bm.move_role == r) for r in range(n_roles)]
+    finals, results = [], []
+    still, steps, games = np.zeros(len(sets)), 0, 0
+    width = max(64, min(SAMPLE_WIDTH, bm.state_chunk))
+    while games < SAMPLE_GAMES and time.monotonic() < deadline:
+        packed = np.repeat(start[None, :], width, axis=0)
+        before = _counts(packed, masks)
+        for _ in range(SAMPLE_STEPS):
+            if time.monotonic() >= deadline or not len(packed):
+                break
+            batch = bm.evaluate_states(packed)
+            ended = np.flatnonzero(batch.terminal)
+            if len(ended):
+                finals.append(before[:, ended])
+                results.append(goals(batch, ended))
+                games += len(ended)
+            picks = []
+            for cols in columns:
+                legal = batch.legal[:, cols]
+                keys = np.where(legal, rng.random(legal.shape), -1.0)
+                picks.append(cols[keys.argmax(axis=1)])
+            go = np.flatnonzero(~batch.terminal & batch.legal[:, np.concatenate(columns)]
+                                .any(axis=1))
+            if not len(go):
+                break
+            packed = bm.next_states(batch, go, [p[go] for p in picks])
+            after = _counts(packed, masks)
+            still += (after == before[:, go]).sum(axis=1)
+            steps += len(go)
+            before = after
+    if not finals:
+        return None, "off: no sample game ended in time"
+    final = np.concatenate(finals, axis=1)
+    result = np.concatenate(results)
+    chosen: list[list[int]] = [[] for _ in range(n_roles)]
+    best = [0.0] * n_roles
+    for k in range(len(sets)):
+        if steps and still[k] / steps < MIN_STILL:
+            continue
+        for r in range(n_roles):
+            c = _correlation(final[k], result[:, r])
+            if c >= MIN_CORRELATION:
+                chosen[r].append(k)
+                best[r] = max(best[r], c)
+    if not all(chosen):
+        return None, f"off: no piece set correlates with each role's goal ({games} games)"
+    out = Material(np.array([np.bitwise_or.reduce(masks[c], axis=0) for c in chosen]),
+                   tuple(" + ".join(sets[k][0] for k in c) for c in chosen), tuple(best))
+    described = "; ".join(f"{bm.roles[r]}: {out.names[r]} (r = {best[r]:.2f})"
+                          for r in range(n_roles))
+    return out, f"on: {described}; {games} games"
+
+
+def _correlation(x: np.ndarray, y: np.ndarray) -> float:
+    if x.std() == 0 or y.std() == 0:
+        return 0.0
+    return float(np.corrcoef(x, y)[0, 1])
