@@ -60,7 +60,7 @@ log = logging.getLogger(__name__)
 COMPILE_SHARE = 0.4  # of the start clock left that grounding the game may take
 BATCH_SHARE = 0.2    # of the start clock left then that grounding the batched moves may take
 BATCHED = ("batch", "leaf", "vmean", "graph")  # the enhancements that need the batched engine
-MATERIAL_TRIAL = 1.0   # "material": seconds of random games that find the game's material
+RANDOM_GAMES = 1.0  # "material", "explore": seconds of random games on the start clock
 MAST_TRIAL = 0.3   # "mastcost": seconds of search with MAST and as long without it
 MAST_KEEP = 0.8    # "mastcost": MAST stays when it keeps this share of the playouts
 MAST_SLICES = 4    # "mastcost": each trial's time in this many slices, the two alternating
@@ -171,7 +171,7 @@ class GdlBrain:
                     and until - time.monotonic() > 2.5 * MAST_TRIAL:
                 info["mast"] = self._mast_trial()
             self._factor(info)
-            self._material(until, info)
+            self._random_games(until, info)
             result = self._searcher().search(self.state, deadline=until)
             info["playouts"] = result.playouts
         info["time"] = round(time.monotonic() - started, 3)
@@ -320,21 +320,34 @@ class GdlBrain:
             self.factored = [GraphSearch(self.machine, config, chance_roles=self.chance,
                                          role=self.role, factor=f) for f in found]
 
-    def _material(self, until: float, info: dict[str, Any]) -> None:
-        """``material``: the game's material learnt from random games on the start clock
-        (:mod:`agent.search.material`, at most ``MATERIAL_TRIAL`` seconds), given to
-        the graph searches, which seed the new edges that change it."""
+    def _random_games(self, until: float, info: dict[str, Any]) -> None:
+        """``material`` and ``explore``: uniform random games on the start clock (at most
+        ``RANDOM_GAMES`` seconds; :mod:`agent.search.material`) give the graph searches
+        the game's material, which seeds the new edges that change it, and the
+        exploration constant, Sancho's bias from the games' lengths."""
         search = self.search
-        if not (search.agent.on("material") and isinstance(search, GraphSearch)):
+        wanted = search.agent.on("material") or search.agent.on("explore")
+        if not (wanted and isinstance(search, GraphSearch)):
             return
-        seconds = min(MATERIAL_TRIAL, (until - time.monotonic()) / 4)
-        found, info["material"] = material.learn(
+        seconds = min(RANDOM_GAMES, (until - time.monotonic()) / 4)
+        found = material.sample(
             search.bm, self.machine.facts,
             lambda batch, rows: search.playouts._goals(batch, rows, terminal=True),
             pack_ints([self.state], search.bm.n_words)[0], time.monotonic() + seconds,
             np.random.default_rng(self.rng.randrange(1 << 62)))
+        if found is None:
+            info["random_games"] = "none ended in time"
+            return
+        learnt = None
+        if search.agent.on("material"):
+            learnt, info["material"] = material.learn(found, search.bm)
+        c = None
+        if search.agent.on("explore"):
+            c, info["explore"] = material.exploration(found, learnt is not None)
         for each in [search, *self.factored]:
-            each.material = found
+            each.material = learnt
+            if c is not None:
+                each.exploration = c
 
     def _searcher(self) -> AgentSearch | GraphSearch:
         """The search of this move: under ``factor``, that of the factor holding every

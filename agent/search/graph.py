@@ -258,6 +258,8 @@ class GraphSearch:
         self.role = role
         # "material" (agent.search.material): set by the agent on the start clock
         self.material: Material | None = None
+        # UCB1's constant where one role chooses ("explore": set on the start clock)
+        self.exploration = config.exploration
         self._seed_weight = 0.0
 
     @property
@@ -324,7 +326,7 @@ class GraphSearch:
         """``size`` descents, their new nodes, playouts and backups; the simulations."""
         graph = g = self.graph
         path_node, path_joint, path_virtual, path_len, kind, leaf = self._paths
-        self.kern.select(root, size, self.config.exploration, self.agent.simultaneous_exploration,
+        self.kern.select(root, size, self.exploration, self.agent.simultaneous_exploration,
                          self.vmean, self.lead, self.rng, self.chance, g.terminal, g.proven,
                          g.count, g.rsum, g.size, g.slot_base, g.slot_visits, g.slot_total,
                          g.child_base, g.child, g.joint_visits, g.joint_total,

@@ -1,5 +1,7 @@
-"""Material, learnt on the start clock (enhancement ``material``): Sancho's piece
-heuristic, for the graph search (:func:`agent.search.graph_kernels.seed`).
+"""What uniform random games on the start clock tell the graph search, as they tell
+Sancho: the game's material (enhancement ``material``: Sancho's piece heuristic, used
+by :func:`agent.search.graph_kernels.seed`) and the exploration constant
+(``explore``: Sancho's exploration bias, from the games' lengths; :func:`exploration`).
 
 A *piece set* is the facts of one board function (arity 3 or 4) whose *piece
 argument*, the argument with the fewest values (2 to 12; coordinates come first, so
@@ -18,6 +20,7 @@ judges the exchanges it seeds.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -33,6 +36,8 @@ SAMPLE_GAMES = 1024
 SAMPLE_WIDTH = 256      # games played side by side
 SAMPLE_STEPS = 1000      # a sample game this long is dropped (games that never end)
 REFERENCE_VISITS = 200   # a seed's reference node has more visits than this (Sancho's)
+BIAS_RANGE = (0.5, 1.2)  # "explore": Sancho's exploration bias stays within these
+MATERIAL_BIAS = 0.7      # "explore": and is this share of it where a game has material
 
 
 @dataclass(frozen=True)
@@ -90,26 +95,37 @@ def _counts(packed: np.ndarray, masks: np.ndarray) -> np.ndarray:
     return np.unpackbits(held.view(np.uint8), axis=2).sum(axis=2)
 
 
-def learn(bm: BatchMachine, facts: list[tuple], goals, start: np.ndarray,
-          deadline: float, rng: np.random.Generator) -> tuple[Material | None, str]:
-    """The game's material from uniform random games from the packed state ``start``
-    until ``deadline`` (at most ``SAMPLE_GAMES``); ``goals(batch, rows)``: [rows,
-    roles] goals in [0, 1] at terminal batch rows. (None, why) where there is none."""
-    n_roles = len(bm.roles)
-    if n_roles != 2:
-        return None, "off: not two roles"
+@dataclass(frozen=True)
+class Sample:
+    """Uniform random games from one state: each candidate piece set's count at each
+    game's end (``final[set, game]``), the goals there (``result[game, role]``, in
+    [0, 1]), the games' lengths in steps, and on how many of all their steps each
+    set's count stayed the same (``still[set]`` of ``steps``)."""
+
+    sets: list[tuple[str, np.ndarray]]
+    final: np.ndarray
+    result: np.ndarray
+    lengths: np.ndarray
+    still: np.ndarray
+    steps: int
+
+
+def sample(bm: BatchMachine, facts: list[tuple], goals, start: np.ndarray,
+           deadline: float, rng: np.random.Generator) -> Sample | None:
+    """Uniform random games from the packed state ``start`` until ``deadline`` (at most
+    ``SAMPLE_GAMES``; those still going then are dropped); ``goals(batch, rows)``:
+    [rows, roles] goals in [0, 1] at terminal batch rows. None when none ended."""
     sets = piece_sets(facts)
-    if not sets:
-        return None, "off: no board function with a piece argument"
-    masks = np.array([_mask(ix, bm.n_words) for _, ix in sets])
-    columns = [np.flatnonzero(bm.move_role == r) for r in range(n_roles)]
-    finals, results = [], []
+    masks = np.array([_mask(ix, bm.n_words) for _, ix in sets], dtype=np.uint64
+                     ).reshape(len(sets), bm.n_words)
+    columns = [np.flatnonzero(bm.move_role == r) for r in range(len(bm.roles))]
+    finals, results, lengths = [], [], []
     still, steps, games = np.zeros(len(sets)), 0, 0
     width = max(64, min(SAMPLE_WIDTH, bm.state_chunk))
     while games < SAMPLE_GAMES and time.monotonic() < deadline:
         packed = np.repeat(start[None, :], width, axis=0)
         before = _counts(packed, masks)
-        for _ in range(SAMPLE_STEPS):
+        for step in range(SAMPLE_STEPS):
             if time.monotonic() >= deadline or not len(packed):
                 break
             batch = bm.evaluate_states(packed)
@@ -117,6 +133,7 @@ def learn(bm: BatchMachine, facts: list[tuple], goals, start: np.ndarray,
             if len(ended):
                 finals.append(before[:, ended])
                 results.append(goals(batch, ended))
+                lengths.append(np.full(len(ended), step))
                 games += len(ended)
             picks = []
             for cols in columns:
@@ -133,26 +150,56 @@ def learn(bm: BatchMachine, facts: list[tuple], goals, start: np.ndarray,
             steps += len(go)
             before = after
     if not finals:
-        return None, "off: no sample game ended in time"
-    final = np.concatenate(finals, axis=1)
-    result = np.concatenate(results)
+        return None
+    return Sample(sets, np.concatenate(finals, axis=1), np.concatenate(results),
+                  np.concatenate(lengths), still, steps)
+
+
+def learn(found: Sample, bm: BatchMachine) -> tuple[Material | None, str]:
+    """The game's material from the random games ``found`` (see the module docstring);
+    (None, why) where there is none."""
+    n_roles = len(bm.roles)
+    if n_roles != 2:
+        return None, "off: not two roles"
+    if not found.sets:
+        return None, "off: no board function with a piece argument"
+    games = len(found.lengths)
     chosen: list[list[int]] = [[] for _ in range(n_roles)]
     best = [0.0] * n_roles
-    for k in range(len(sets)):
-        if steps and still[k] / steps < MIN_STILL:
+    for k in range(len(found.sets)):
+        if found.steps and found.still[k] / found.steps < MIN_STILL:
             continue
         for r in range(n_roles):
-            c = _correlation(final[k], result[:, r])
+            c = _correlation(found.final[k], found.result[:, r])
             if c >= MIN_CORRELATION:
                 chosen[r].append(k)
                 best[r] = max(best[r], c)
     if not all(chosen):
         return None, f"off: no piece set correlates with each role's goal ({games} games)"
-    out = Material(np.array([np.bitwise_or.reduce(masks[c], axis=0) for c in chosen]),
-                   tuple(" + ".join(sets[k][0] for k in c) for c in chosen), tuple(best))
+    masks = [np.bitwise_or.reduce([_mask(found.sets[k][1], bm.n_words) for k in c], axis=0)
+             for c in chosen]
+    out = Material(np.array(masks), tuple(" + ".join(found.sets[k][0] for k in c)
+                                          for c in chosen), tuple(best))
     described = "; ".join(f"{bm.roles[r]}: {out.names[r]} (r = {best[r]:.2f})"
                           for r in range(n_roles))
     return out, f"on: {described}; {games} games"
+
+
+def exploration(found: Sample, material: bool) -> tuple[float, str]:
+    """``explore``: Sancho's exploration bias from the random games' lengths (short
+    games explore more), 0.7 of it where the game has material, as the UCB1 constant
+    of rewards in [0, 1] at the variance of a fair coin (Sancho's UCB-tuned term
+    ``bias * sqrt(min(0.25, variance) * 2 ln N / n)``: ``c = bias * sqrt(0.5)``)."""
+    lengths = found.lengths.astype(float)
+    mean, spread = lengths.mean(), lengths.std()
+    middle = (lengths.max() + lengths.min()) / 2
+    bias = 15 / max(1.0, mean + (middle - mean) * spread / max(mean, 1.0)) + 0.4
+    bias = min(BIAS_RANGE[1], max(BIAS_RANGE[0], bias))
+    if material:
+        bias *= MATERIAL_BIAS
+    c = float(bias * math.sqrt(0.5))
+    return c, (f"c = {c:.2f}: random games of {mean:.1f} steps (sd {spread:.1f}, "
+               f"{lengths.min():.0f}-{lengths.max():.0f}){', material' if material else ''}")
 
 
 def _correlation(x: np.ndarray, y: np.ndarray) -> float:

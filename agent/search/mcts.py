@@ -108,9 +108,12 @@ from solvers.search.exact import exact_backup
 # reversi, quad), a new edge that changes the material balance starts with a few visits
 # at a value moved from its reference node's by the change: captures are tried first,
 # a capture left unanswered looks bad.
+# "explore" (graph only; agent.search.material): UCB1's constant where one role chooses is
+# Sancho's exploration bias from the lengths of random games on the start clock (short
+# games explore more), 0.7 of it where "material" found pieces (Sancho's rule).
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
                 "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins",
-                "defend", "serial", "factor", "material")
+                "defend", "serial", "factor", "material", "explore")
 # "timing" is off: a GGP play clock is not banked, so the 15% of it a clear decision
 # left unused was search lost (every move of connectFourSimultaneous against Sancho
 # at a 5 s clock stopped at 3.61 of its 4.25 s)
