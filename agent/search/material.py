@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gdl.reasoning.batch_machine import BatchMachine
+from gdl.reasoning.batch_machine import BatchMachine, pack_ints
 
 MIN_CORRELATION = 0.06   # Sancho's MIN_HEURISTIC_CORRELATION
 MIN_STILL = 0.5          # a set's count stays the same on at least this share of steps
@@ -52,8 +52,8 @@ class Material:
     def weight(self, packed: np.ndarray, role: int) -> float:
         """Sancho's seed weight at a root: 6 visits at equal material, down to 2 the
         further ``role`` is ahead or behind (then position matters more)."""
-        counts = [float(np.unpackbits((packed & m).view(np.uint8)).sum()) for m in self.masks]
-        average = sum(counts) / len(counts)
+        counts = _counts(packed[None, :], self.masks)[:, 0]
+        average = counts.mean()
         if average <= 0:
             return 2.0
         return float(max(2, int(6.5 - abs(counts[role] - average) * 48 / average)))
@@ -82,13 +82,6 @@ def piece_sets(facts: list[tuple]) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def _mask(indices: np.ndarray, n_words: int) -> np.ndarray:
-    mask = np.zeros(n_words, dtype=np.uint64)
-    for i in indices:
-        mask[i // 64] |= np.uint64(1) << np.uint64(i % 64)
-    return mask
-
-
 def _counts(packed: np.ndarray, masks: np.ndarray) -> np.ndarray:
     """[sets, rows] how many facts of each mask each packed state holds."""
     held = packed[None, :, :] & masks[:, None, :]
@@ -97,12 +90,14 @@ def _counts(packed: np.ndarray, masks: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Sample:
-    """Uniform random games from one state: each candidate piece set's count at each
+    """Uniform random games from one state: the candidate piece sets (``masks[set]``
+    packed like a state), each set's count at each
     game's end (``final[set, game]``), the goals there (``result[game, role]``, in
     [0, 1]), the games' lengths in steps, and on how many of all their steps each
     set's count stayed the same (``still[set]`` of ``steps``)."""
 
     sets: list[tuple[str, np.ndarray]]
+    masks: np.ndarray
     final: np.ndarray
     result: np.ndarray
     lengths: np.ndarray
@@ -116,9 +111,9 @@ def sample(bm: BatchMachine, facts: list[tuple], goals, start: np.ndarray,
     ``SAMPLE_GAMES``; those still going then are dropped); ``goals(batch, rows)``:
     [rows, roles] goals in [0, 1] at terminal batch rows. None when none ended."""
     sets = piece_sets(facts)
-    masks = np.array([_mask(ix, bm.n_words) for _, ix in sets], dtype=np.uint64
-                     ).reshape(len(sets), bm.n_words)
+    masks = pack_ints([sum(1 << int(i) for i in ix) for _, ix in sets], bm.n_words)
     columns = [np.flatnonzero(bm.move_role == r) for r in range(len(bm.roles))]
+    every_move = np.concatenate(columns)
     finals, results, lengths = [], [], []
     still, steps, games = np.zeros(len(sets)), 0, 0
     width = max(64, min(SAMPLE_WIDTH, bm.state_chunk))
@@ -140,8 +135,7 @@ def sample(bm: BatchMachine, facts: list[tuple], goals, start: np.ndarray,
                 legal = batch.legal[:, cols]
                 keys = np.where(legal, rng.random(legal.shape), -1.0)
                 picks.append(cols[keys.argmax(axis=1)])
-            go = np.flatnonzero(~batch.terminal & batch.legal[:, np.concatenate(columns)]
-                                .any(axis=1))
+            go = np.flatnonzero(~batch.terminal & batch.legal[:, every_move].any(axis=1))
             if not len(go):
                 break
             packed = bm.next_states(batch, go, [p[go] for p in picks])
@@ -151,7 +145,7 @@ def sample(bm: BatchMachine, facts: list[tuple], goals, start: np.ndarray,
             before = after
     if not finals:
         return None
-    return Sample(sets, np.concatenate(finals, axis=1), np.concatenate(results),
+    return Sample(sets, masks, np.concatenate(finals, axis=1), np.concatenate(results),
                   np.concatenate(lengths), still, steps)
 
 
@@ -176,8 +170,7 @@ def learn(found: Sample, bm: BatchMachine) -> tuple[Material | None, str]:
                 best[r] = max(best[r], c)
     if not all(chosen):
         return None, f"off: no piece set correlates with each role's goal ({games} games)"
-    masks = [np.bitwise_or.reduce([_mask(found.sets[k][1], bm.n_words) for k in c], axis=0)
-             for c in chosen]
+    masks = [np.bitwise_or.reduce(found.masks[c], axis=0) for c in chosen]
     out = Material(np.array(masks), tuple(" + ".join(found.sets[k][0] for k in c)
                                           for c in chosen), tuple(best))
     described = "; ".join(f"{bm.roles[r]}: {out.names[r]} (r = {best[r]:.2f})"
