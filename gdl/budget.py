@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import FrameType
+from typing import Any
 
 from solvers.errors import LimitReached
 
@@ -133,7 +135,16 @@ def watched(time_limit: float | None, memory_mb: float | None) -> Iterator[Watch
     def on_timer(signum: int, frame: FrameType | None) -> None:
         watch.check()
 
+    hook = sys.unraisablehook
+
+    def on_unraisable(unraisable: Any) -> None:
+        # a tick that lands in a finalizer or a gc callback cannot raise there; the next
+        # tick raises the same LimitReached in the block, so this one is not reported
+        if not isinstance(unraisable.exc_value, LimitReached):
+            hook(unraisable)
+
     previous = signal.signal(signal.SIGALRM, on_timer)
+    sys.unraisablehook = on_unraisable
     signal.setitimer(signal.ITIMER_REAL, WATCH_SECONDS, WATCH_SECONDS)
     try:
         yield watch
@@ -144,3 +155,4 @@ def watched(time_limit: float | None, memory_mb: float | None) -> Iterator[Watch
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0, 0)
         signal.signal(signal.SIGALRM, previous)
+        sys.unraisablehook = hook

@@ -5,6 +5,7 @@ exit 1."""
 
 from __future__ import annotations
 
+import sys
 import time
 
 import pytest
@@ -66,3 +67,24 @@ def test_a_valid_game_still_checks(capsys) -> None:
     assert ggp_cli.main(["check", str(game)]) == 0
     out = capsys.readouterr().out
     assert "valid GDL" in out and "engine: compiled" in out
+
+
+def test_a_limit_reached_in_a_finalizer_is_left_to_the_next_tick(monkeypatch) -> None:
+    # a timer tick landing in __del__ or a gc callback cannot raise there: it is not
+    # reported as unraisable, since the next tick raises it in the block; others still are
+    seen: list = []
+    monkeypatch.setattr(sys, "unraisablehook", seen.append)
+
+    class Dropped:
+        def __del__(self) -> None:
+            raise LimitReached("raised in a finalizer")
+
+    class Broken:
+        def __del__(self) -> None:
+            raise ValueError("a real bug")
+
+    with watched(60, None):
+        Dropped()
+        Broken()
+    assert [type(u.exc_value) for u in seen] == [ValueError]
+    assert sys.unraisablehook == seen.append
