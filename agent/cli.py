@@ -66,9 +66,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--mast-temperature", type=float, default=BrainOptions.mast_temperature,
                         metavar="T", help="temperature of MAST's Gibbs sampling, rewards in "
                         f"[0, 1] (enhancement gibbs; default {BrainOptions.mast_temperature:g})")
-    parser.add_argument("--exploration", type=float, default=BrainOptions.exploration,
-                        metavar="C", help="UCB1 exploration constant, rewards in [0, 1] "
-                        f"(default {BrainOptions.exploration:g})")
+    parser.add_argument("--exploration", type=float, default=None,
+                        metavar="C", help="UCB1 exploration constant, rewards in [0, 1]; "
+                        "giving it turns the enhancement explore off (default: explore's, "
+                        f"from random games on the start clock; {BrainOptions.exploration:g} "
+                        "without it)")
     parser.add_argument("--simultaneous-exploration", type=float, metavar="C",
                         default=BrainOptions.simultaneous_exploration,
                         help="UCB1 constant where several roles choose at once "
@@ -78,6 +80,32 @@ def _parser() -> argparse.ArgumentParser:
                         help="stop after this many matches (default: run until killed)")
     parser.add_argument("--quiet", action="store_true", help="log warnings and errors only")
     return parser
+
+
+def brain_options(args: argparse.Namespace) -> BrainOptions:
+    """The search options the arguments ask for; GameError names a bad one."""
+    try:
+        enhancements = parse_enhancements(args.enhancements)
+    except ValueError as exc:
+        raise GameError(f"--enhancements: {exc}") from None
+    if not 0 <= args.mast_epsilon <= 1:
+        raise GameError("--mast-epsilon must be between 0 and 1")
+    if not 0 < args.mast_temperature < math.inf:
+        raise GameError("--mast-temperature must be a number > 0")
+    exploration = args.exploration
+    if exploration is None:
+        exploration = BrainOptions.exploration
+    else:       # a constant asked for is the one played: explore would replace it
+        enhancements = tuple(e for e in enhancements if e != "explore")
+    for flag, value in (("exploration", exploration),
+                        ("simultaneous-exploration", args.simultaneous_exploration)):
+        if not 0 <= value < math.inf:
+            raise GameError(f"--{flag} must be a number >= 0")
+    return BrainOptions(simultaneous=args.simultaneous, seed=args.seed,
+                        solutions=args.solutions, enhancements=enhancements,
+                        mast_epsilon=args.mast_epsilon, exploration=exploration,
+                        simultaneous_exploration=args.simultaneous_exploration,
+                        mast_temperature=args.mast_temperature)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -92,24 +120,9 @@ def main(argv: Sequence[str]) -> int:
         raise GameError(f"--solutions {args.solutions}: not a folder")
     if args.http is not None and not 0 < args.http < 65536:
         raise GameError(f"--http {args.http}: not a TCP port")
-    try:
-        enhancements = parse_enhancements(args.enhancements)
-    except ValueError as exc:
-        raise GameError(f"--enhancements: {exc}") from None
-    if not 0 <= args.mast_epsilon <= 1:
-        raise GameError("--mast-epsilon must be between 0 and 1")
-    if not 0 < args.mast_temperature < math.inf:
-        raise GameError("--mast-temperature must be a number > 0")
-    for flag in ("exploration", "simultaneous_exploration"):
-        if not 0 <= getattr(args, flag) < math.inf:
-            raise GameError(f"--{flag.replace('_', '-')} must be a number >= 0")
     logging.basicConfig(level=logging.WARNING if args.quiet else logging.INFO,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    options = BrainOptions(simultaneous=args.simultaneous, seed=args.seed,
-                           solutions=args.solutions, enhancements=enhancements,
-                           mast_epsilon=args.mast_epsilon, exploration=args.exploration,
-                           simultaneous_exploration=args.simultaneous_exploration,
-                           mast_temperature=args.mast_temperature)
+    options = brain_options(args)
     args.managers = manager_addresses(args.managers)
     gamer = Gamer(options)
     previous = signal.signal(signal.SIGINT, _interrupted)

@@ -12,6 +12,7 @@ Sancho's piece heuristic.
 4. ``explore``: UCB1's constant is Sancho's exploration bias from the random games'
    lengths, 0.7 of it with material: the race games about 0.3-0.4, connectFour 0.73.
 5. The agent's start clock reports what it found and gives it to the graph search.
+6. Both are default; a constant given to ``ggp agent --exploration`` turns ``explore`` off.
 """
 
 from __future__ import annotations
@@ -152,3 +153,14 @@ def test_the_start_clock_finds_the_material_and_gives_it_to_the_search() -> None
     assert brain.search.material.names == ("cell(?, ?, white)", "cell(?, ?, black)")
     assert info["explore"].startswith(f"c = {brain.search.exploration:.2f}: random games")
     assert 0.3 < brain.search.exploration < 0.5
+
+
+def test_both_are_default_and_an_exploration_given_turns_explore_off() -> None:
+    from agent.cli import _parser, brain_options
+
+    default = brain_options(_parser().parse_args(["--http", "9147"]))
+    assert {"material", "explore"} <= set(default.enhancements)
+    assert default.exploration == 0.7           # replaced on the start clock by explore's
+    given = brain_options(_parser().parse_args(["--http", "9147", "--exploration", "0.3"]))
+    assert "explore" not in given.enhancements and "material" in given.enhancements
+    assert given.exploration == 0.3

@@ -93,8 +93,9 @@ class Config:
     """An agent configuration, ``ENHANCEMENTS-LIST[@duct|rm|exp3[,c=C][,s=C][,t=T]]``, named
     by its explicit list (``default,no-mast`` is recorded as ``batch,solver,reuse,timing@duct``,
     so a later change of the defaults never mixes results); ``c`` is the UCB1
-    exploration constant, ``s`` the one at simultaneous nodes and ``t`` MAST's Gibbs
-    temperature, named only when they differ from the defaults."""
+    exploration constant (given, it turns ``explore`` off), ``s`` the one at simultaneous
+    nodes and ``t`` MAST's Gibbs temperature, named only when they differ from the
+    defaults."""
 
     name: str
 
@@ -120,6 +121,8 @@ class Config:
             values[key] = value
         named = "".join(f",{k}={values[k]:g}" for k in SETTINGS
                         if k in values and values[k] != getattr(BrainOptions, SETTINGS[k]))
+        if "c" in values:   # the constant asked for is the one played: explore would replace it
+            enhancements += ",no-explore"
         return cls(",".join(parse_enhancements(enhancements)) + "@" + policy + named)
 
     def options(self, seed: int) -> BrainOptions:

@@ -107,12 +107,14 @@ from solvers.search.exact import exact_backup
 # goal in random games on the start clock (breakthrough, knightThrough; not connectFour,
 # reversi, quad), a new edge that changes the material balance starts with a few visits
 # at a value moved from its reference node's by the change: captures are tried first,
-# a capture left unanswered looks bad. Off: against Sancho at 30 s / 5 s knightThrough 0 of 6
-# alone, 3 of 6 with explore (breakthrough 0 of 6 with it).
+# a capture left unanswered looks bad. On with "explore" since 2026-11-28 (below); alone it
+# changed nothing (knightThrough 0 of 6 against Sancho at 30 s / 5 s).
 # "explore" (graph only; agent.search.material): UCB1's constant where one role chooses is
 # Sancho's exploration bias from the lengths of random games on the start clock (short
-# games explore more), 0.7 of it where "material" found pieces (Sancho's rule). Off until
-# measured where it changes the constant of games we win (reversi 0.46, quad 0.52).
+# games explore more), 0.7 of it where "material" found pieces (Sancho's rule). On with
+# "material" since 2026-11-28: against Sancho at 30 s / 5 s knightThrough 3 of 6 (1 of 6
+# without), and no game fell: reversi 6, quad 6, nineBoardTicTacToe 4, chinook 6,
+# connectFourSimultaneous 2 of 6, as without (breakthrough 0 of 6 either way).
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
                 "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins",
                 "defend", "serial", "factor", "material", "explore")
@@ -126,7 +128,7 @@ ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", 
 # 4 of 6 (0 of 14 without) and chinook 6 of 6 (5 of 6 without); where a game does not split
 # it changes nothing but 0.01-0.3 s of start-clock analysis.
 DEFAULT_ENHANCEMENTS = ("batch", "mast", "gibbs", "solver", "reuse", "ponder", "mastcost", "vmean",
-                        "graph", "factor")
+                        "graph", "factor", "material", "explore")
 SIMULTANEOUS = ("duct", "rm", "exp3")
 CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
 
