@@ -294,7 +294,7 @@ class GdlBrain:
                 result = self._searcher().search(
                     self.state, deadline=until if unsolved else started + 0.6 * (until - started),
                     soft_deadline=soft)
-                info.update(playouts=result.playouts, nodes=result.nodes)
+                info.update(playouts=result.playouts, nodes=result.nodes, recycled=result.recycled)
                 if unsolved:
                     move = self._search_move(result, info)
                 else:
@@ -368,7 +368,7 @@ class GdlBrain:
                 or self.machine.is_terminal(self.state) or self.state in self.exact):
             return
         result = self.search.search(self.state, deadline=until)
-        info.update(playouts=result.playouts, nodes=result.nodes)
+        info.update(playouts=result.playouts, nodes=result.nodes, recycled=result.recycled)
 
     def _stored_move(self, legal: Sequence[Hashable], info: dict[str, Any]) -> Hashable | None:
         """A move drawn from the stored solution's strategy at this state, if any."""

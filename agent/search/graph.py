@@ -13,10 +13,14 @@ nodes, a bounded node pool, complete values propagated up):
   (:class:`gdl.reasoning.batch_machine.BatchMachine`: terminal, legal moves, goals,
   what their transitions need), their children computed together, and the round's
   playouts run together (:meth:`agent.search.playouts.BatchPlayouts.run_packed`);
-- the pool holds at most ``graph_nodes`` nodes: when a search starts with it over half
-  full, the nodes not reachable from the new root are dropped and the rest
-  renumbered (:meth:`Graph.compact`); a full pool stops expanding (descents then
-  play out from their new states), so a long match never runs out of memory;
+- the pool holds at most ``graph_nodes`` nodes, and its arrays stay under
+  ``GRAPH_BYTES``: when a search starts with it over half full, the nodes not
+  reachable from the new root are dropped and the rest renumbered
+  (:meth:`Graph.compact`), and the pool is sized again by the mean width of the nodes
+  it held (the root's width was the first guess: nineBoard's 81 moves, 9 after);
+  within a move a full pool keeps its most visited half (:meth:`Graph.recycle`, as
+  Sancho frees its least visited leaves) and goes on expanding, so a long match
+  never runs out of memory and a long move never stops growing its tree;
 - MCTS-Solver (:func:`agent.search.graph_kernels.prove`): terminal values and
   proofs propagate up, draws included; at simultaneous nodes a pure saddle point of
   a two-player constant-sum matrix of exact children proves the node;
@@ -75,6 +79,8 @@ CHILD_BYTES = 4
 # "serial": a joint move's visits and its answering role's reward total (int32, float32)
 JOINT_ARRAYS = ("joint_visits", "joint_total")
 JOINT_BYTES = 4 + 4
+NODE_ARRAYS = ("state", "outer", "free", "terminal", "proven", "value", "count", "rsum", "size",
+               "slot_base", "child_base")   # a row a node
 
 
 @dataclass
@@ -118,6 +124,54 @@ class Graph:
     def nodes(self) -> int:
         return int(self.meta[0])
 
+    def recycle(self, root: int) -> int:
+        """Within a move, when the pool is full: keep at most half of it, the nodes
+        with the most visits that ``root`` reaches through such nodes (and exact
+        children), as Sancho frees its least visited leaves; the new root."""
+        n, keep = self.nodes, self.capacity // 2
+        counts = self.count[:n]
+        least = np.partition(counts, n - keep)[n - keep] if n > keep else 0.0
+        # ties at that count (the many leaves visited once or never) are dropped too
+        min_count = least + 1.0 if np.count_nonzero(counts >= least) > keep else least
+        return self.compact(root, min_count)
+
+    def pool_bytes(self) -> int:
+        """The bytes the pool's arrays hold."""
+        return sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray))
+
+    def lacks_room(self, nodes: int, slots: int, joints: int) -> bool:
+        """Whether ``nodes`` new nodes of up to ``slots`` move slots and ``joints``
+        joint moves each could fill the node pool, or need the slot or child pools
+        grown past ``GRAPH_BYTES``."""
+        if self.meta[0] + nodes > self.capacity:
+            return True
+        grown = 0
+        if self.meta[1] + nodes * slots > len(self.slot_move):
+            grown += sum(getattr(self, name).nbytes for name in SLOT_ARRAYS)
+        if self.meta[2] + nodes * joints > len(self.child):
+            grown += self.child.nbytes + sum(getattr(self, name).nbytes
+                                             for name in JOINT_ARRAYS)
+        return grown > 0 and self.pool_bytes() + grown > GRAPH_BYTES
+
+    def resize(self, capacity: int) -> None:
+        """A node pool of ``capacity`` (at least the nodes in use), the slot and child
+        pools cut to twice their use: a game whose nodes are narrower than its root
+        (nineBoard's 81 first moves, 9 at most after) holds more of them."""
+        n = self.nodes
+        for name in NODE_ARRAYS:
+            array = getattr(self, name)
+            bigger = np.zeros((capacity,) + array.shape[1:], dtype=array.dtype)
+            bigger[:n] = array[:n]
+            setattr(self, name, bigger)
+        self.capacity = capacity
+        self.table = np.full(_table_size(capacity), -1, dtype=np.int32)
+        self.kern.rebuild_table(self.table, self.state, n)
+        for names, used in ((SLOT_ARRAYS, self.meta[1]), (("child", *JOINT_ARRAYS), self.meta[2])):
+            for name in names:
+                array = getattr(self, name)
+                if len(array) and len(array) > 2 * used:
+                    setattr(self, name, array[:max(2 * int(used), 1 << 10)].copy())
+
     def grow(self) -> None:
         """Twice the fuller of the slot and child pools (the node pool itself never
         grows; the caller asks again while the other lacks room too). Apart, since
@@ -141,45 +195,33 @@ class Graph:
 
     @staticmethod
     def capacity_for(nodes: int, n_roles: int, n_words: int, outer_words: int,
-                     slots: int, joint: int, serial: bool = False) -> int:
-        """At most ``nodes`` nodes, fewer when nodes as wide as the root (``slots`` move
-        slots, ``joint`` joint moves) would take the arrays past ``GRAPH_BYTES`` (the
-        slot and child pools grow by doubling: up to twice their use)."""
+                     slots: float, joint: float, serial: bool = False) -> int:
+        """At most ``nodes`` nodes, fewer when nodes of ``slots`` move slots and ``joint``
+        joint moves (the root's at first, then the pool's mean) would take the arrays
+        past ``GRAPH_BYTES`` (the slot and child pools grow by doubling: up to twice
+        their use)."""
         per_joint = CHILD_BYTES + (JOINT_BYTES if serial else 0)
         per_node = (Graph.node_bytes(n_roles, n_words, outer_words)
                     + 2 * (SLOT_BYTES * slots + per_joint * joint))
-        return max(16, min(nodes, GRAPH_BYTES // per_node))
+        return int(max(16, min(nodes, GRAPH_BYTES // per_node)))
 
-    def compact(self, root: int) -> int:
-        """Keep the nodes reachable from ``root``, renumbered in order; the new root."""
+    def compact(self, root: int, min_count: float = 0.0) -> int:
+        """Keep the nodes reachable from ``root`` (through nodes with ``min_count``
+        visits, exact ones whatever theirs: :func:`~agent.search.graph_kernels.reachable`),
+        renumbered in order; the new root. A parent's pointer to a dropped child is
+        unknown again (its edge statistics stay): a descent there adds it anew."""
         n = self.nodes
-        keep = self.kern.reachable(root, n, self.terminal, self.size, self.child_base, self.child)
-        old = np.flatnonzero(keep)
-        number = np.full(n, -1, dtype=np.int64)
-        number[old] = np.arange(len(old))
-        for name in ("state", "outer", "free", "terminal", "proven", "value", "count", "rsum",
-                     "size"):
-            array = getattr(self, name)
-            array[:len(old)] = array[old]
-        sizes = self.size[:len(old)].astype(np.int64)
-        slot_counts = sizes.sum(axis=1)
-        joint_counts = np.where(self.terminal[:len(old)], 0, np.prod(sizes, axis=1))
-        slot_from = _ranges(self.slot_base[old], slot_counts)
-        child_from = _ranges(self.child_base[old], joint_counts)
-        for name in SLOT_ARRAYS:
-            array = getattr(self, name)
-            array[:len(slot_from)] = array[slot_from]
-        children = self.child[child_from]
-        self.child[:len(children)] = np.where(children >= 0, number[children], -1)
-        for name in JOINT_ARRAYS:
-            array = getattr(self, name)
-            if len(array):
-                array[:len(children)] = array[child_from]
-        self.slot_base[:len(old)] = np.cumsum(slot_counts) - slot_counts
-        self.child_base[:len(old)] = np.cumsum(joint_counts) - joint_counts
-        self.meta[:3] = (len(old), len(slot_from), len(children))
+        keep = self.kern.reachable(root, n, self.terminal, self.proven, self.count, min_count,
+                                   self.size, self.child_base, self.child)
+        number = np.cumsum(keep, dtype=np.int64) - 1
+        number[~keep] = -1
+        self.kern.compact(keep, number, self.meta, self.state, self.outer, self.free,
+                          self.terminal, self.proven, self.value, self.count, self.rsum,
+                          self.size, self.slot_base, self.slot_move, self.slot_visits,
+                          self.slot_total, self.child_base, self.child, self.joint_visits,
+                          self.joint_total)
         self.table.fill(-1)
-        self.kern.rebuild_table(self.table, self.state, len(old))
+        self.kern.rebuild_table(self.table, self.state, self.nodes)
         return int(number[root])
 
 
@@ -191,15 +233,6 @@ def _grown(array: np.ndarray, fill: float) -> np.ndarray:
     bigger = np.full(2 * len(array), fill, dtype=array.dtype)
     bigger[:len(array)] = array
     return bigger
-
-
-def _ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """The concatenated ranges ``starts[i] .. starts[i] + counts[i]``."""
-    total = int(counts.sum())
-    if not total:
-        return np.zeros(0, dtype=np.int64)
-    offsets = np.repeat(starts - (np.cumsum(counts) - counts), counts)
-    return offsets + np.arange(total)
 
 
 class GraphSearch:
@@ -240,11 +273,12 @@ class GraphSearch:
         serial = config.on("serial")
         # "serial": where our role and one other choose at once, we choose first
         self.lead = role if serial else -1
-        capacity = Graph.capacity_for(config.graph_nodes, n_roles, self.bm.n_words,
-                                      self.bm.outer_words, sum(widths), math.prod(widths),
-                                      serial)
-        self.graph = Graph(kern, capacity, n_roles, self.bm.n_words, self.bm.outer_words,
-                           serial)
+        # the widest node yet (move slots, joint moves): what a round's new nodes may need
+        self._widest = (sum(widths), math.prod(widths))
+        self.graph = Graph(kern, self._capacity(*self._widest), n_roles, self.bm.n_words,
+                           self.bm.outer_words, serial)
+        self._recycling = True   # off for the rest of a move where recycling frees too little
+        self._recycle_seconds = 0.1   # the last recycling's
         self.chance = np.array([r in self.chance_roles for r in range(n_roles)], dtype=np.bool_)
         self.move_role = self.bm.move_role.astype(np.int64)
         self.role_max = np.array([np.nanmax(np.append(self.playouts.goal_scaled[r], 0.0))
@@ -265,6 +299,12 @@ class GraphSearch:
     @property
     def nodes(self) -> int:
         return self.graph.nodes
+
+    def _capacity(self, slots: float, joints: float) -> int:
+        """The node pool for nodes of ``slots`` move slots and ``joints`` joint moves."""
+        return Graph.capacity_for(self.agent.graph_nodes, len(self.machine.roles),
+                                  self.bm.n_words, self.bm.outer_words, slots, joints,
+                                  self.lead >= 0)
 
     def _path_arrays(self, size: int) -> tuple[np.ndarray, ...]:
         roles = len(self.machine.roles)
@@ -294,7 +334,8 @@ class GraphSearch:
         if self.material is not None:
             self._seed_weight = self.material.weight(graph.state[root], self.role)
         soft = soft_deadline if self.agent.on("timing") else None
-        done = 0
+        done = recycled = 0
+        self._recycling = True
         while not graph.proven[root] and (playouts is None or done < playouts):
             now = time.monotonic()
             if deadline is not None and now >= deadline:
@@ -304,8 +345,16 @@ class GraphSearch:
             size = max(1, min(self.round_size, int(graph.count[root]) // 8))
             if playouts is not None:
                 size = min(size, playouts - done)
+            # (not in the last moments before the deadline, which it could pass)
+            if (self._recycling and graph.lacks_room(size, *self._widest)
+                    and (deadline is None or deadline - now > 4 * self._recycle_seconds)):
+                root = graph.recycle(root)
+                recycled += 1
+                self._recycle_seconds = time.monotonic() - now
+                # nodes exact or visited enough fill it: the pool stays full this move
+                self._recycling = graph.nodes <= graph.capacity * 3 // 4
             done += self._round(root, size, deadline)
-        return self._result(root, done, time.monotonic() - started, deadline)
+        return self._result(root, done, time.monotonic() - started, deadline, recycled)
 
     def _root(self, state: Hashable) -> int:
         """The root's node: found, else added; the pool compacted first when over half
@@ -313,12 +362,18 @@ class GraphSearch:
         graph = self.graph
         packed = pack_ints([state], self.bm.n_words)
         node = self.kern.find(graph.table, graph.state, packed[0])
-        if node >= 0 and graph.nodes > graph.capacity // 2:
-            node = graph.compact(node)
-        if node < 0:
-            if graph.nodes > graph.capacity // 2:
+        if graph.nodes > graph.capacity // 2:
+            n = graph.nodes
+            # the nodes' mean widths so far size the pool (the root's were a guess)
+            capacity = self._capacity(graph.meta[1] / n, graph.meta[2] / n)
+            if node >= 0:
+                node = graph.compact(node)
+            else:
                 graph.meta[:3] = 0
                 graph.table.fill(-1)
+            if capacity > graph.capacity * 5 // 4:
+                graph.resize(capacity)
+        if node < 0:
             node = self._add(packed, np.array([-1]), np.array([0]))[0]
         return int(node)
 
@@ -414,6 +469,9 @@ class GraphSearch:
                                 g.slot_base, g.slot_move, g.slot_visits, g.slot_total,
                                 g.child_base, g.child, g.joint_visits, g.joint_total):
                 g.grow()
+            sizes = g.size[part].astype(np.int64)
+            self._widest = (max(self._widest[0], int(sizes.sum(axis=1).max())),
+                            max(self._widest[1], int(sizes.prod(axis=1).max())))
         return nodes
 
     def _in_factor(self, legal: np.ndarray) -> np.ndarray:
@@ -483,8 +541,8 @@ class GraphSearch:
         columns = g.slot_move[start:start + int(g.size[node, role])]
         return tuple(1 << int(c) for c in columns)
 
-    def _result(self, root: int, playouts: int, elapsed: float, deadline: float | None
-                ) -> SearchResult:
+    def _result(self, root: int, playouts: int, elapsed: float, deadline: float | None,
+                recycled: int) -> SearchResult:
         g = self.graph
         roles = len(self.machine.roles)
         moves, strategies, visits, means = [], [], [], []
@@ -504,7 +562,7 @@ class GraphSearch:
         else:
             value = np.full(roles, np.nan)
         return SearchResult(tuple(moves), tuple(strategies), value, proven, playouts, elapsed,
-                            g.nodes, tuple(visits), tuple(means))
+                            g.nodes, tuple(visits), tuple(means), recycled)
 
     def _proven_strategies(self, root: int, strategies: list, visits: list,
                            deadline: float | None) -> None:

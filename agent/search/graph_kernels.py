@@ -13,7 +13,8 @@ A round of the search is four calls: :func:`select` (descents with pending visit
 :func:`lookup` (the new edges' child states found or given node numbers),
 :func:`fill` (the new nodes' moves and values, from the batched engine's
 read-out), :func:`backup` (rewards, proofs, MAST statistics of the tree moves).
-:func:`compact` keeps the nodes reachable from the root when the pool fills.
+:func:`reachable` finds the nodes :meth:`agent.search.graph.Graph.compact` keeps when the
+pool fills: those the new root reaches, within a move those with visits enough.
 """
 
 from __future__ import annotations
@@ -593,7 +594,7 @@ def seed(descents: np.ndarray, rows: np.ndarray, nodes: np.ndarray, masks: np.nd
     moved toward 1 or 0 by a sigmoid of the balance's change. The reference is the
     deepest node of the descent with ``reference_visits`` visits whose move along
     it leaves the balance alone (not in the middle of an exchange), else the root.
-    The number of slots seeded."""
+    A slot is seeded once. The number of slots seeded."""
     index = np.zeros(size.shape[1], dtype=np.int64)
     seeded = 0
     for i in range(len(descents)):
@@ -633,6 +634,8 @@ def seed(descents: np.ndarray, rows: np.ndarray, nodes: np.ndarray, masks: np.nd
             value = mean - mean * (0.5 - h) / 0.5
         _decode(parent, path_joint[d, last], size, index)
         s = _slot_of(parent, role, index[role], size, slot_base)
+        if slot_visits[s] >= weight + 1.0:
+            continue   # seeded already: an edge re-made after recycling, or twice in a round
         slot_visits[s] += weight
         slot_total[s] += weight * value
         seeded += 1
@@ -640,12 +643,14 @@ def seed(descents: np.ndarray, rows: np.ndarray, nodes: np.ndarray, masks: np.nd
 
 
 @_jit
-def reachable(root: int, n_nodes: int, terminal: np.ndarray, size: np.ndarray,
-              child_base: np.ndarray, child: np.ndarray) -> np.ndarray:
-    """The nodes reachable from ``root`` (a bool per node)."""
+def reachable(root: int, n_nodes: int, terminal: np.ndarray, proven: np.ndarray,
+              count: np.ndarray, min_count: float, size: np.ndarray, child_base: np.ndarray,
+              child: np.ndarray) -> np.ndarray:
+    """The nodes reachable from ``root`` (a bool per node) through nodes with at least
+    ``min_count`` visits; exact children (terminal or proven) are kept whatever their
+    visits (the solver's proofs need them), and below a proven node only they are."""
     keep = np.zeros(n_nodes, dtype=np.bool_)
     stack = np.empty(n_nodes, dtype=np.int64)
-    top = 0
     stack[0] = root
     top = 1
     keep[root] = True
@@ -660,11 +665,68 @@ def reachable(root: int, n_nodes: int, terminal: np.ndarray, size: np.ndarray,
             joints *= size[node, r]
         for j in range(joints):
             c = child[child_base[node] + j]
-            if c >= 0 and not keep[c]:
+            if c < 0 or keep[c]:
+                continue
+            exact = terminal[c] or proven[c]
+            if exact or (not proven[node] and count[c] >= min_count):
                 keep[c] = True
                 stack[top] = c
                 top += 1
     return keep
+
+
+@_jit
+def compact(keep: np.ndarray, number: np.ndarray, meta: np.ndarray, state: np.ndarray,
+            outer: np.ndarray, free: np.ndarray, terminal: np.ndarray, proven: np.ndarray,
+            value: np.ndarray, count: np.ndarray, rsum: np.ndarray, size: np.ndarray,
+            slot_base: np.ndarray, slot_move: np.ndarray, slot_visits: np.ndarray,
+            slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
+            joint_visits: np.ndarray, joint_total: np.ndarray) -> None:
+    """Move the ``keep`` nodes to their numbers ``number`` (in order, -1 where dropped),
+    their move slots and children with them, in place: nodes, slots and children lie
+    in creation order, so each goes to where it is or before. A pointer to a dropped
+    child becomes -1. ``meta``: the nodes, slots and children left."""
+    roles = size.shape[1]
+    slots, joints = 0, 0
+    for old in range(meta[0]):
+        if not keep[old]:
+            continue
+        new = number[old]
+        state[new, :] = state[old, :]
+        outer[new, :] = outer[old, :]
+        free[new, :] = free[old, :]
+        terminal[new] = terminal[old]
+        proven[new] = proven[old]
+        count[new] = count[old]
+        n_slots, n_joints = 0, 1
+        for r in range(roles):
+            value[new, r] = value[old, r]
+            rsum[new, r] = rsum[old, r]
+            size[new, r] = size[old, r]
+            n_slots += size[old, r]
+            n_joints *= size[old, r]
+        if terminal[old]:
+            n_joints = 0
+        first = slot_base[old]
+        for k in range(n_slots):
+            slot_move[slots + k] = slot_move[first + k]
+            slot_visits[slots + k] = slot_visits[first + k]
+            slot_total[slots + k] = slot_total[first + k]
+        first = child_base[old]
+        for k in range(n_joints):
+            c = child[first + k]
+            child[joints + k] = number[c] if c >= 0 else _EMPTY
+            if len(joint_visits):
+                joint_visits[joints + k] = joint_visits[first + k]
+                joint_total[joints + k] = joint_total[first + k]
+        slot_base[new] = slots
+        child_base[new] = joints
+        slots += n_slots
+        joints += n_joints
+    kept = 0
+    for old in range(meta[0]):
+        kept += keep[old]
+    meta[0], meta[1], meta[2] = kept, slots, joints
 
 
 @_jit
@@ -722,7 +784,10 @@ def warm_up() -> float:
     masks = np.array([[1], [2]], dtype=u8)
     seed(np.zeros(1, dtype=i8), rows[1:], out[1:], masks, 6.0, 200.0, chance, state, count,
          rsum, size, slot_base, slot_visits, slot_total, paths[0], paths[1], paths[3])
-    reachable(0, int(meta[0]), terminal, size, child_base, child)
+    keep = reachable(0, int(meta[0]), terminal, proven, count, 0.0, size, child_base, child)
+    compact(keep, np.cumsum(keep) - 1, meta, state, state.copy(), state.copy(), terminal,
+            proven, value, count, rsum, size, slot_base, slot_move, slot_visits, slot_total,
+            child_base, child, joint_visits, joint_total)
     rebuild_table(table, state, int(meta[0]))
     find(table, state, rows[0])
     return time.perf_counter() - started

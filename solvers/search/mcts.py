@@ -111,6 +111,7 @@ class SearchResult:
     nodes: int
     visits: tuple[np.ndarray, ...] = field(default_factory=tuple)  # per role and move
     mean: tuple[np.ndarray, ...] = field(default_factory=tuple)  # mean goal per move (NaN: unvisited)
+    recycled: int = 0  # times the node pool was full and freed within the search
 
     def best_move(self, role: int) -> Hashable:
         """The most probable move of ``role`` (ties: first in the machine's order)."""
