@@ -79,6 +79,7 @@ CHILD_BYTES = 4
 # "serial": a joint move's visits and its answering role's reward total (int32, float32)
 JOINT_ARRAYS = ("joint_visits", "joint_total")
 JOINT_BYTES = 4 + 4
+CHILD_ARRAYS = ("child", *JOINT_ARRAYS)   # an entry a joint move
 NODE_ARRAYS = ("state", "outer", "free", "terminal", "proven", "value", "count", "rsum", "size",
                "slot_base", "child_base")   # a row a node
 
@@ -145,44 +146,37 @@ class Graph:
         grown past ``GRAPH_BYTES``."""
         if self.meta[0] + nodes > self.capacity:
             return True
-        grown = 0
+        grown = 0   # a doubling adds the arrays' bytes again
         if self.meta[1] + nodes * slots > len(self.slot_move):
             grown += sum(getattr(self, name).nbytes for name in SLOT_ARRAYS)
         if self.meta[2] + nodes * joints > len(self.child):
-            grown += self.child.nbytes + sum(getattr(self, name).nbytes
-                                             for name in JOINT_ARRAYS)
+            grown += sum(getattr(self, name).nbytes for name in CHILD_ARRAYS)
         return grown > 0 and self.pool_bytes() + grown > GRAPH_BYTES
 
     def resize(self, capacity: int) -> None:
         """A node pool of ``capacity`` (at least the nodes in use), the slot and child
         pools cut to twice their use: a game whose nodes are narrower than its root
         (nineBoard's 81 first moves, 9 at most after) holds more of them."""
-        n = self.nodes
         for name in NODE_ARRAYS:
-            array = getattr(self, name)
-            bigger = np.zeros((capacity,) + array.shape[1:], dtype=array.dtype)
-            bigger[:n] = array[:n]
-            setattr(self, name, bigger)
+            setattr(self, name, _resized(getattr(self, name), capacity, 0))
         self.capacity = capacity
         self.table = np.full(_table_size(capacity), -1, dtype=np.int32)
-        self.kern.rebuild_table(self.table, self.state, n)
-        for names, used in ((SLOT_ARRAYS, self.meta[1]), (("child", *JOINT_ARRAYS), self.meta[2])):
+        self.kern.rebuild_table(self.table, self.state, self.nodes)
+        for names, used in ((SLOT_ARRAYS, self.meta[1]), (CHILD_ARRAYS, self.meta[2])):
             for name in names:
                 array = getattr(self, name)
-                if len(array) and len(array) > 2 * used:
-                    setattr(self, name, array[:max(2 * int(used), 1 << 10)].copy())
+                if len(array) > 2 * used:
+                    setattr(self, name, _resized(array, max(2 * int(used), 1 << 10), _fill(name)))
 
     def grow(self) -> None:
         """Twice the fuller of the slot and child pools (the node pool itself never
         grows; the caller asks again while the other lacks room too). Apart, since
         their needs differ: a simultaneous node has a child per joint move."""
-        if self.meta[1] / len(self.slot_move) >= self.meta[2] / len(self.child):
-            for name in SLOT_ARRAYS:
-                setattr(self, name, _grown(getattr(self, name), 0))
-        else:
-            self.child = _grown(self.child, -1)
-            for name in JOINT_ARRAYS:
-                setattr(self, name, _grown(getattr(self, name), 0))
+        fuller = (SLOT_ARRAYS if self.meta[1] / len(self.slot_move) >= self.meta[2] / len(self.child)
+                  else CHILD_ARRAYS)
+        for name in fuller:
+            array = getattr(self, name)
+            setattr(self, name, _resized(array, 2 * len(array), _fill(name)))
 
     @staticmethod
     def node_bytes(n_roles: int, n_words: int, outer_words: int) -> int:
@@ -215,7 +209,7 @@ class Graph:
                                    self.size, self.child_base, self.child)
         number = np.cumsum(keep, dtype=np.int64) - 1
         number[~keep] = -1
-        self.kern.compact(keep, number, self.meta, self.state, self.outer, self.free,
+        self.kern.compact(number, self.meta, self.state, self.outer, self.free,
                           self.terminal, self.proven, self.value, self.count, self.rsum,
                           self.size, self.slot_base, self.slot_move, self.slot_visits,
                           self.slot_total, self.child_base, self.child, self.joint_visits,
@@ -229,10 +223,17 @@ def _table_size(capacity: int) -> int:
     return 1 << max(4, (2 * capacity - 1).bit_length())
 
 
-def _grown(array: np.ndarray, fill: float) -> np.ndarray:
-    bigger = np.full(2 * len(array), fill, dtype=array.dtype)
-    bigger[:len(array)] = array
-    return bigger
+def _fill(name: str) -> int:
+    """What a new entry of pool array ``name`` holds: -1 (unknown) for a child pointer."""
+    return -1 if name == "child" else 0
+
+
+def _resized(array: np.ndarray, length: int, fill: float) -> np.ndarray:
+    """``array`` with ``length`` rows: its first rows, then ``fill``."""
+    out = np.full((length,) + array.shape[1:], fill, dtype=array.dtype)
+    rows = min(length, len(array))
+    out[:rows] = array[:rows]
+    return out
 
 
 class GraphSearch:
@@ -277,7 +278,6 @@ class GraphSearch:
         self._widest = (sum(widths), math.prod(widths))
         self.graph = Graph(kern, self._capacity(*self._widest), n_roles, self.bm.n_words,
                            self.bm.outer_words, serial)
-        self._recycling = True   # off for the rest of a move where recycling frees too little
         self._recycle_seconds = 0.1   # the last recycling's
         self.chance = np.array([r in self.chance_roles for r in range(n_roles)], dtype=np.bool_)
         self.move_role = self.bm.move_role.astype(np.int64)
@@ -335,7 +335,7 @@ class GraphSearch:
             self._seed_weight = self.material.weight(graph.state[root], self.role)
         soft = soft_deadline if self.agent.on("timing") else None
         done = recycled = 0
-        self._recycling = True
+        recycling = True   # off for the rest of the move where recycling frees too little
         while not graph.proven[root] and (playouts is None or done < playouts):
             now = time.monotonic()
             if deadline is not None and now >= deadline:
@@ -346,13 +346,13 @@ class GraphSearch:
             if playouts is not None:
                 size = min(size, playouts - done)
             # (not in the last moments before the deadline, which it could pass)
-            if (self._recycling and graph.lacks_room(size, *self._widest)
+            if (recycling and graph.lacks_room(size, *self._widest)
                     and (deadline is None or deadline - now > 4 * self._recycle_seconds)):
                 root = graph.recycle(root)
                 recycled += 1
                 self._recycle_seconds = time.monotonic() - now
                 # nodes exact or visited enough fill it: the pool stays full this move
-                self._recycling = graph.nodes <= graph.capacity * 3 // 4
+                recycling = graph.nodes <= graph.capacity * 3 // 4
             done += self._round(root, size, deadline)
         return self._result(root, done, time.monotonic() - started, deadline, recycled)
 

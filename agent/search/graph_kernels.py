@@ -676,22 +676,23 @@ def reachable(root: int, n_nodes: int, terminal: np.ndarray, proven: np.ndarray,
 
 
 @_jit
-def compact(keep: np.ndarray, number: np.ndarray, meta: np.ndarray, state: np.ndarray,
+def compact(number: np.ndarray, meta: np.ndarray, state: np.ndarray,
             outer: np.ndarray, free: np.ndarray, terminal: np.ndarray, proven: np.ndarray,
             value: np.ndarray, count: np.ndarray, rsum: np.ndarray, size: np.ndarray,
             slot_base: np.ndarray, slot_move: np.ndarray, slot_visits: np.ndarray,
             slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
             joint_visits: np.ndarray, joint_total: np.ndarray) -> None:
-    """Move the ``keep`` nodes to their numbers ``number`` (in order, -1 where dropped),
+    """Move the nodes kept to their numbers ``number`` (in order, -1 where dropped),
     their move slots and children with them, in place: nodes, slots and children lie
     in creation order, so each goes to where it is or before. A pointer to a dropped
     child becomes -1. ``meta``: the nodes, slots and children left."""
     roles = size.shape[1]
-    slots, joints = 0, 0
+    kept, slots, joints = 0, 0, 0
     for old in range(meta[0]):
-        if not keep[old]:
-            continue
         new = number[old]
+        if new < 0:
+            continue
+        kept += 1
         state[new, :] = state[old, :]
         outer[new, :] = outer[old, :]
         free[new, :] = free[old, :]
@@ -723,9 +724,6 @@ def compact(keep: np.ndarray, number: np.ndarray, meta: np.ndarray, state: np.nd
         child_base[new] = joints
         slots += n_slots
         joints += n_joints
-    kept = 0
-    for old in range(meta[0]):
-        kept += keep[old]
     meta[0], meta[1], meta[2] = kept, slots, joints
 
 
@@ -785,7 +783,7 @@ def warm_up() -> float:
     seed(np.zeros(1, dtype=i8), rows[1:], out[1:], masks, 6.0, 200.0, chance, state, count,
          rsum, size, slot_base, slot_visits, slot_total, paths[0], paths[1], paths[3])
     keep = reachable(0, int(meta[0]), terminal, proven, count, 0.0, size, child_base, child)
-    compact(keep, np.cumsum(keep) - 1, meta, state, state.copy(), state.copy(), terminal,
+    compact(np.cumsum(keep) - 1, meta, state, state.copy(), state.copy(), terminal,
             proven, value, count, rsum, size, slot_base, slot_move, slot_visits, slot_total,
             child_base, child, joint_visits, joint_total)
     rebuild_table(table, state, int(meta[0]))
