@@ -80,8 +80,8 @@ CHILD_BYTES = 4
 JOINT_ARRAYS = ("joint_visits", "joint_total")
 JOINT_BYTES = 4 + 4
 CHILD_ARRAYS = ("child", *JOINT_ARRAYS)   # an entry a joint move
-NODE_ARRAYS = ("state", "outer", "free", "terminal", "proven", "value", "count", "rsum", "size",
-               "slot_base", "child_base")   # a row a node
+NODE_ARRAYS = ("state", "outer", "free", "terminal", "proven", "value", "heur", "count", "rsum",
+               "size", "slot_base", "child_base")   # a row a node
 
 
 @dataclass
@@ -107,6 +107,7 @@ class Graph:
         self.terminal = np.zeros(capacity, dtype=np.bool_)
         self.proven = np.zeros(capacity, dtype=np.bool_)
         self.value = np.zeros((capacity, n_roles))
+        self.heur = np.full(capacity, 0.5)   # "minimax": role 0's implicit minimax value
         self.count = np.zeros(capacity)
         self.rsum = np.zeros((capacity, n_roles))
         self.size = np.zeros((capacity, n_roles), dtype=np.int32)
@@ -184,7 +185,7 @@ class Graph:
         as two int32 entries (it is two to four: the table is a power of two)."""
         return (8 * (2 * n_words + max(1, outer_words))   # the state, free and outer rows
                 + 8 + 2                                    # table share, terminal, proven
-                + 8 * (2 * n_roles + 1) + 4 * n_roles      # value, rsum, count, size
+                + 8 * (2 * n_roles + 2) + 4 * n_roles      # value, rsum, count, heur, size
                 + 16)                                      # slot_base, child_base
 
     @staticmethod
@@ -210,7 +211,7 @@ class Graph:
         number = np.cumsum(keep, dtype=np.int64) - 1
         number[~keep] = -1
         self.kern.compact(number, self.meta, self.state, self.outer, self.free,
-                          self.terminal, self.proven, self.value, self.count, self.rsum,
+                          self.terminal, self.proven, self.value, self.heur, self.count, self.rsum,
                           self.size, self.slot_base, self.slot_move, self.slot_visits,
                           self.slot_total, self.child_base, self.child, self.joint_visits,
                           self.joint_total)
@@ -300,6 +301,13 @@ class GraphSearch:
     def nodes(self) -> int:
         return self.graph.nodes
 
+    @property
+    def _alpha(self) -> float:
+        """``minimax``: the weight of a child's implicit minimax value in its move's
+        mean, where the game has material to evaluate states by (else 0: off)."""
+        on = self.material is not None and self.agent.on("minimax")
+        return self.agent.minimax_weight if on else 0.0
+
     def _capacity(self, slots: float, joints: float) -> int:
         """The node pool for nodes of ``slots`` move slots and ``joints`` joint moves."""
         return Graph.capacity_for(self.agent.graph_nodes, len(self.machine.roles),
@@ -382,7 +390,8 @@ class GraphSearch:
         graph = g = self.graph
         path_node, path_joint, path_virtual, path_len, kind, leaf = self._paths
         self.kern.select(root, size, self.exploration, self.agent.simultaneous_exploration,
-                         self.vmean, self.lead, self.rng, self.chance, g.terminal, g.proven,
+                         self.vmean, self.lead, self._alpha, g.heur, self.rng, self.chance,
+                         g.terminal, g.proven,
                          g.count, g.rsum, g.size, g.slot_base, g.slot_visits, g.slot_total,
                          g.child_base, g.child, g.joint_visits, g.joint_total,
                          path_node, path_joint, path_virtual, path_len, kind, leaf)
@@ -417,7 +426,8 @@ class GraphSearch:
                 return 0
             rewards[play] = outcome[0]
         self.kern.backup(size, rewards, settled, self.vmean, self.agent.on("solver"), self.lead,
-                         self.chance, self.role_max, self.move_role, path_node, path_joint,
+                         self._alpha, g.heur, self.chance, self.role_max, self.move_role,
+                         path_node, path_joint,
                          path_virtual, path_len, g.terminal, g.proven, g.value, g.rsum, g.size,
                          g.slot_base, g.slot_move, g.slot_total, g.child_base, g.child,
                          g.joint_total, self.playouts.mast.sums, self.playouts.mast.counts,
@@ -469,6 +479,9 @@ class GraphSearch:
                                 g.slot_base, g.slot_move, g.slot_visits, g.slot_total,
                                 g.child_base, g.child, g.joint_visits, g.joint_total):
                 g.grow()
+            if self._alpha > 0:   # "minimax": a new node's value is its evaluation
+                g.heur[part] = np.where(g.terminal[part], g.value[part, 0],
+                                        self.material.evaluate(g.state[part]))
             sizes = g.size[part].astype(np.int64)
             self._widest = (max(self._widest[0], int(sizes.sum(axis=1).max())),
                             max(self._widest[1], int(sizes.prod(axis=1).max())))

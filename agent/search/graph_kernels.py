@@ -115,17 +115,23 @@ def _settled(node: int, terminal: np.ndarray, proven: np.ndarray) -> bool:
 @_jit
 def _choose(node: int, role: int, size: np.ndarray, slot_base: np.ndarray,
             slot_visits: np.ndarray, slot_total: np.ndarray, count: np.ndarray,
-            c: float, rng: np.ndarray) -> int:
-    """UCB1 over ``role``'s moves at ``node``; unvisited moves first, ties at random."""
+            c: float, rng: np.ndarray, alpha: float, heur: np.ndarray, child: np.ndarray,
+            kids: int) -> int:
+    """UCB1 over ``role``'s moves at ``node``; unvisited moves first, ties at random.
+    ``kids`` >= 0 (the first child pointer, where ``role`` alone chooses): each known
+    child's implicit minimax value (``minimax``) weighs ``alpha`` in its move's mean."""
     return _ucb(slot_visits, slot_total, _slot_of(node, role, 0, size, slot_base), 1,
-                size[node, role], count[node], c, rng)
+                size[node, role], count[node], c, rng, alpha, heur, child, kids, role == 1)
 
 
 @_jit
 def _ucb(visits: np.ndarray, total: np.ndarray, first: int, stride: int, n: int,
-         parent: float, c: float, rng: np.ndarray) -> int:
+         parent: float, c: float, rng: np.ndarray, alpha: float, heur: np.ndarray,
+         child: np.ndarray, kids: int, flip: bool) -> int:
     """UCB1 over the ``n`` arms ``first + i * stride`` of ``visits``/``total`` with
-    ``parent`` visits in all; unvisited arms first, ties at random."""
+    ``parent`` visits in all; unvisited arms first, ties at random. Where ``kids`` >= 0,
+    arm i's mean is mixed with ``alpha`` of its child's ``heur`` (``child[kids + i]``,
+    for role 1 ``flip``ped: ``heur`` is role 0's) when that child is known."""
     unvisited = 0
     for i in range(n):
         if visits[first + i * stride] == 0:
@@ -141,7 +147,11 @@ def _ucb(visits: np.ndarray, total: np.ndarray, first: int, stride: int, n: int,
     best, best_score, ties = 0, -1e300, 0
     for i in range(n):
         v = visits[first + i * stride]
-        score = total[first + i * stride] / v + c * math.sqrt(log_n / v)
+        mean = total[first + i * stride] / v
+        if kids >= 0 and child[kids + i] >= 0:
+            h = heur[child[kids + i]]
+            mean += alpha * ((1.0 - h if flip else h) - mean)
+        score = mean + c * math.sqrt(log_n / v)
         if score > best_score + 1e-12:
             best, best_score, ties = i, score, 1
         elif score >= best_score - 1e-12:
@@ -177,8 +187,9 @@ def _joint(node: int, index: np.ndarray, size: np.ndarray) -> int:
 
 @_jit
 def _answer(node: int, follower: int, index: np.ndarray, size: np.ndarray,
-            child_base: np.ndarray, joint_visits: np.ndarray, joint_total: np.ndarray,
-            parent: float, c: float, rng: np.ndarray) -> int:
+            child_base: np.ndarray, child: np.ndarray, joint_visits: np.ndarray,
+            joint_total: np.ndarray, heur: np.ndarray, parent: float, c: float,
+            rng: np.ndarray) -> int:
     """``serial``: UCB1 over the follower's moves knowing the other roles' ``index``
     (the lead's move among them), each reply's statistics those of its joint move."""
     index[follower] = 0
@@ -186,12 +197,13 @@ def _answer(node: int, follower: int, index: np.ndarray, size: np.ndarray,
     for r in range(follower + 1, size.shape[1]):
         stride *= size[node, r]
     return _ucb(joint_visits, joint_total, child_base[node] + _joint(node, index, size),
-                stride, size[node, follower], parent, c, rng)
+                stride, size[node, follower], parent, c, rng, 0.0, heur, child, -1,
+                False)
 
 
 @_jit
 def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean: bool,
-           lead: int, rng: np.ndarray, chance: np.ndarray,
+           lead: int, alpha: float, heur: np.ndarray, rng: np.ndarray, chance: np.ndarray,
            terminal: np.ndarray, proven: np.ndarray, count: np.ndarray, rsum: np.ndarray,
            size: np.ndarray, slot_base: np.ndarray, slot_visits: np.ndarray,
            slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
@@ -204,7 +216,8 @@ def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean
     leaf kind and node (for NEW_EDGE: the path's last node and joint move). Where
     ``lead`` (-1: none) and one other role choose at once, ``serial``: the other
     answers the lead's move by its joint moves' statistics (``joint_visits``,
-    ``joint_total``, its rewards), as if it saw the move."""
+    ``joint_total``, its rewards), as if it saw the move. ``alpha`` > 0 (``minimax``):
+    where one role chooses, a move's mean is mixed with its child's ``heur``."""
     roles = size.shape[1]
     depth_limit = path_node.shape[1]
     index = np.zeros(roles, dtype=np.int64)
@@ -223,6 +236,7 @@ def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean
                 if size[node, r] > 1 and not chance[r]:
                     choosers += 1
             c = c_simultaneous if choosers > 1 else c_turn
+            kids = child_base[node] if choosers == 1 and alpha > 0.0 else -1
             follower = _follower(node, lead, size, chance)
             for r in range(roles):
                 n = size[node, r]
@@ -232,11 +246,12 @@ def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean
                     index[r] = min(int(_random(rng) * n), n - 1)
                 else:
                     index[r] = _choose(node, r, size, slot_base, slot_visits, slot_total,
-                                       count, c, rng)
+                                       count, c, rng, alpha, heur, child, kids)
             if follower >= 0:
                 index[follower] = _answer(
-                    node, follower, index, size, child_base, joint_visits, joint_total,
-                    slot_visits[_slot_of(node, lead, index[lead], size, slot_base)], c, rng)
+                    node, follower, index, size, child_base, child, joint_visits, joint_total,
+                    heur, slot_visits[_slot_of(node, lead, index[lead], size, slot_base)], c,
+                    rng)
             joint = _joint(node, index, size)
             # the pending visit
             for r in range(roles):
@@ -490,7 +505,8 @@ def prove(node: int, chance: np.ndarray, role_max: np.ndarray, terminal: np.ndar
 
 @_jit
 def backup(descents: int, rewards: np.ndarray, settled: np.ndarray, vmean: bool,
-           solver: bool, lead: int, chance: np.ndarray, role_max: np.ndarray,
+           solver: bool, lead: int, alpha: float, heur: np.ndarray, chance: np.ndarray,
+           role_max: np.ndarray,
            move_role: np.ndarray,
            path_node: np.ndarray, path_joint: np.ndarray, path_virtual: np.ndarray,
            path_len: np.ndarray, terminal: np.ndarray, proven: np.ndarray, value: np.ndarray,
@@ -503,7 +519,8 @@ def backup(descents: int, rewards: np.ndarray, settled: np.ndarray, vmean: bool,
     down; the pending rewards are taken back), try the MCTS-Solver proofs bottom-up
     from a settled leaf, and add the tree's moves to the MAST statistics (each move
     once a descent: ``mark`` [moves] holds the last descent's number, ``stamp + d``,
-    which the caller keeps growing from round to round)."""
+    which the caller keeps growing from round to round). ``alpha`` > 0 (``minimax``):
+    the path's implicit minimax values (:func:`_implicit`) are brought up to date."""
     roles = size.shape[1]
     index = np.zeros(roles, dtype=np.int64)
     for d in range(descents):
@@ -529,6 +546,35 @@ def backup(descents: int, rewards: np.ndarray, settled: np.ndarray, vmean: bool,
             if proving and not proven[node]:
                 proving = prove(node, chance, role_max, terminal, proven, value, size,
                                 child_base, child)
+            if alpha > 0.0:
+                _implicit(node, chance, terminal, proven, value, heur, size, child_base, child)
+
+
+@_jit
+def _implicit(node: int, chance: np.ndarray, terminal: np.ndarray, proven: np.ndarray,
+              value: np.ndarray, heur: np.ndarray, size: np.ndarray, child_base: np.ndarray,
+              child: np.ndarray) -> None:
+    """``minimax`` (implicit minimax backups, Lanctot et al. 2014): ``heur[node]``, role
+    0's value, becomes the best of its known children's for the role that alone
+    chooses there (an exact node: its value); elsewhere it keeps its evaluation."""
+    if terminal[node] or proven[node]:
+        heur[node] = value[node, 0]
+        return
+    chooser = -1
+    for r in range(size.shape[1]):
+        if size[node, r] > 1:
+            if chance[r] or chooser >= 0:
+                return
+            chooser = r
+    if chooser < 0:
+        return
+    best = -1.0
+    for i in range(size[node, chooser]):
+        c = child[child_base[node] + i]
+        if c >= 0:
+            best = max(best, heur[c] if chooser == 0 else 1.0 - heur[c])
+    if best >= 0.0:
+        heur[node] = best if chooser == 0 else 1.0 - best
 
 
 @_jit
@@ -678,8 +724,8 @@ def reachable(root: int, n_nodes: int, terminal: np.ndarray, proven: np.ndarray,
 @_jit
 def compact(number: np.ndarray, meta: np.ndarray, state: np.ndarray,
             outer: np.ndarray, free: np.ndarray, terminal: np.ndarray, proven: np.ndarray,
-            value: np.ndarray, count: np.ndarray, rsum: np.ndarray, size: np.ndarray,
-            slot_base: np.ndarray, slot_move: np.ndarray, slot_visits: np.ndarray,
+            value: np.ndarray, heur: np.ndarray, count: np.ndarray, rsum: np.ndarray,
+            size: np.ndarray, slot_base: np.ndarray, slot_move: np.ndarray, slot_visits: np.ndarray,
             slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
             joint_visits: np.ndarray, joint_total: np.ndarray) -> None:
     """Move the nodes kept to their numbers ``number`` (in order, -1 where dropped),
@@ -699,6 +745,7 @@ def compact(number: np.ndarray, meta: np.ndarray, state: np.ndarray,
         terminal[new] = terminal[old]
         proven[new] = proven[old]
         count[new] = count[old]
+        heur[new] = heur[old]
         n_slots, n_joints = 0, 1
         for r in range(roles):
             value[new, r] = value[old, r]
@@ -764,7 +811,8 @@ def warm_up() -> float:
     paths = (np.zeros((1, 4), dtype=i8), np.zeros((1, 4), dtype=i8), np.zeros((1, 4, roles)),
              np.zeros(1, dtype=i8), np.zeros(1, dtype=i8), np.zeros(1, dtype=i8))
     rng = np.array([1], dtype=u8)
-    select(0, 1, 0.7, 0.7, True, 0, rng, chance, terminal, proven, count, rsum, size,
+    heur = np.full(nodes, 0.5)
+    select(0, 1, 0.7, 0.7, True, 0, 0.4, heur, rng, chance, terminal, proven, count, rsum, size,
            slot_base, slot_visits, slot_total, child_base, child, joint_visits, joint_total,
            *paths)
     lookup(rows[1:], np.zeros(1, dtype=i8), np.zeros(1, dtype=i8), meta, table, state,
@@ -772,7 +820,8 @@ def warm_up() -> float:
     fill(out[1:], np.ones(1, dtype=b1), legal, np.ones((1, roles)), move_role, meta,
          terminal, proven, value, count, rsum, size, slot_base, slot_move, slot_visits,
          slot_total, child_base, child, joint_visits, joint_total)
-    backup(1, np.ones((1, roles)), np.ones(1, dtype=b1), True, True, 0, chance, role_max,
+    backup(1, np.ones((1, roles)), np.ones(1, dtype=b1), True, True, 0, 0.4, heur, chance,
+           role_max,
            move_role, paths[0], paths[1], paths[2], paths[3], terminal, proven, value, rsum,
            size, slot_base, slot_move, slot_total, child_base, child, joint_total,
            np.zeros(moves), np.zeros(moves), np.full(moves, -1, dtype=i8), 0)
@@ -784,8 +833,8 @@ def warm_up() -> float:
          rsum, size, slot_base, slot_visits, slot_total, paths[0], paths[1], paths[3])
     keep = reachable(0, int(meta[0]), terminal, proven, count, 0.0, size, child_base, child)
     compact(np.cumsum(keep) - 1, meta, state, state.copy(), state.copy(), terminal,
-            proven, value, count, rsum, size, slot_base, slot_move, slot_visits, slot_total,
-            child_base, child, joint_visits, joint_total)
+            proven, value, heur, count, rsum, size, slot_base, slot_move, slot_visits,
+            slot_total, child_base, child, joint_visits, joint_total)
     rebuild_table(table, state, int(meta[0]))
     find(table, state, rows[0])
     return time.perf_counter() - started

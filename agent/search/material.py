@@ -38,6 +38,7 @@ SAMPLE_STEPS = 1000      # a sample game this long is dropped (games that never 
 REFERENCE_VISITS = 200   # a seed's reference node has more visits than this (Sancho's)
 BIAS_RANGE = (0.5, 1.2)  # "explore": Sancho's exploration bias stays within these
 MATERIAL_BIAS = 0.7      # "explore": and is this share of it where a game has material
+PIECE_SCALE = 4.0        # "minimax": pieces ahead worth a logistic unit (as ``seed``'s)
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,12 @@ class Material:
         if average <= 0:
             return 2.0
         return float(max(2, int(6.5 - abs(counts[role] - average) * 48 / average)))
+
+    def evaluate(self, packed: np.ndarray) -> np.ndarray:
+        """``minimax``'s evaluation of the packed states ``packed`` [rows, words]: role
+        0's value in (0, 1), a logistic of its pieces ahead."""
+        counts = _counts(packed, self.masks).astype(float)
+        return 1.0 / (1.0 + np.exp((counts[1] - counts[0]) / PIECE_SCALE))
 
 
 def piece_sets(facts: list[tuple]) -> list[tuple[str, np.ndarray]]:

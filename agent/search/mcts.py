@@ -117,7 +117,7 @@ from solvers.search.exact import exact_backup
 # connectFourSimultaneous 2 of 6, as without (breakthrough 0 of 6 either way).
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
                 "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins",
-                "defend", "serial", "factor", "material", "explore")
+                "defend", "serial", "factor", "material", "explore", "minimax")
 # "timing" is off: a GGP play clock is not banked, so the 15% of it a clear decision
 # left unused was search lost (every move of connectFourSimultaneous against Sancho
 # at a 5 s clock stopped at 3.61 of its 4.25 s)
@@ -181,6 +181,9 @@ class AgentConfig:
     # root would pass agent.search.graph.GRAPH_BYTES); 300,000 filled within one 5 s
     # move at 60,000 playouts/s. A connectFour node costs about 480 bytes
     graph_nodes: int = 1_000_000
+    # "minimax": the weight of a child's implicit minimax value in its move's mean
+    # (Lanctot et al. 2014 found 0.3-0.5 best in Breakthrough)
+    minimax_weight: float = 0.4
     seed: int = 0
 
     def __post_init__(self) -> None:
