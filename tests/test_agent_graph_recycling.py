@@ -5,6 +5,8 @@ pool sized by a wide root grows to the narrower nodes the game reaches."""
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 from conftest import shared_path
@@ -106,3 +108,22 @@ def test_a_pool_sized_by_a_wide_root_grows_to_the_nodes_the_game_reaches(monkeyp
     assert max(capacities) > 2 * first and recycled >= 1
     g = search.graph
     assert _check_links(search, machine, range(min(g.nodes, 200))) > 100
+
+
+def test_a_doubling_that_could_pass_the_deadline_waits_for_the_next_move() -> None:
+    # the slot and child pools double as a move's nodes fill them; a doubling of
+    # breakthrough's 8 M slots took 0.64 s, and made moves late at 5 s clocks
+    machine = load_machine(shared_path("gdl-corpus", "repository", "connectFour.kif"),
+                           engine="compiled")
+    search = GraphSearch(machine, AgentConfig(enhancements=GRAPH, seed=5))
+    g, state = search.graph, machine.initial_state()
+    slots = len(g.slot_move)
+    search._grow_rate = 1.0   # as if a doubling took a second a byte: never in time
+    result = search.search(state, deadline=time.monotonic() + 30.0)
+    # it stopped before the doubling, long before the deadline, the pools as they were
+    assert result.elapsed < 20.0 and len(g.slot_move) == slots
+    assert g.meta[1] + search.round_size * search._widest[0] > slots
+    search._grow_rate = 4e-9
+    search.search(state, playouts=result.playouts + 20_000)   # the next move grows
+    assert len(g.slot_move) > slots and search._grow_rate != 4e-9
+    assert _check_links(search, machine, range(200)) > 150

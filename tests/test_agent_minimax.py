@@ -105,18 +105,35 @@ def test_selection_mixes_a_moves_mean_with_its_childs_value() -> None:
     assert _select(g, 1, 0.4) == 1
 
 
-def test_a_real_searchs_values_are_implicit_minimax_values() -> None:
+def _knight_through() -> tuple[GraphSearch, object, material.Material, object]:
+    """A ``minimax`` search of knightThrough, its machine, the material (each side's
+    pieces) and a state six plies in, where captures are in reach of both."""
     machine, _ = game("knightThrough")
     config = AgentConfig(enhancements=parse_enhancements("default,minimax"), seed=3)
     search = GraphSearch(machine, config)
     sets = dict(material.piece_sets(machine.facts))
     masks = [pack_ints([sum(1 << int(i) for i in sets[f"cell(?, ?, {side})"])],
                        search.bm.n_words)[0] for side in ("white", "black")]
-    search.material = material.Material(np.array(masks), ("white", "black"), (0.2, 0.2))
-    # four plies in, a capture is in reach of both
+    pieces = material.Material(np.array(masks), ("white", "black"), (0.2, 0.2))
     state = machine.initial_state()
     for _ in range(6):
         state = machine.next_state(state, [machine.legal_moves(state, r)[0] for r in (0, 1)])
+    return search, machine, pieces, state
+
+
+def test_nodes_made_before_the_material_was_found_are_evaluated_when_it_is() -> None:
+    search, _, pieces, state = _knight_through()
+    search.search(state, playouts=3_000)
+    g, n = search.graph, search.nodes
+    assert n > 500 and not g.heur[:n].any()   # off without material
+    search.material = pieces
+    assert np.allclose(g.heur[:n], np.where(g.terminal[:n], g.value[:n, 0],
+                                            pieces.evaluate(g.state[:n])))
+
+
+def test_a_real_searchs_values_are_implicit_minimax_values() -> None:
+    search, machine, pieces, state = _knight_through()
+    search.material = pieces
     result = search.search(state, playouts=20_000)
     g, root, n = search.graph, search.node_of(state), search.nodes
     assert result.playouts == 20_000 and root >= 0

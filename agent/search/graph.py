@@ -107,7 +107,7 @@ class Graph:
         self.terminal = np.zeros(capacity, dtype=np.bool_)
         self.proven = np.zeros(capacity, dtype=np.bool_)
         self.value = np.zeros((capacity, n_roles))
-        self.heur = np.full(capacity, 0.5)   # "minimax": role 0's implicit minimax value
+        self.heur = np.zeros(capacity)   # "minimax": role 0's implicit minimax value
         self.count = np.zeros(capacity)
         self.rsum = np.zeros((capacity, n_roles))
         self.size = np.zeros((capacity, n_roles), dtype=np.int32)
@@ -141,17 +141,24 @@ class Graph:
         """The bytes the pool's arrays hold."""
         return sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray))
 
+    def growth(self, nodes: int, slots: float, joints: float) -> int:
+        """The bytes the slot and child pools' doublings would add for ``nodes`` new
+        nodes of up to ``slots`` move slots and ``joints`` joint moves each (0: they
+        have room)."""
+        grown = 0   # a doubling adds the arrays' bytes again
+        if self.meta[1] + nodes * slots > len(self.slot_move):
+            grown += sum(getattr(self, name).nbytes for name in SLOT_ARRAYS)
+        if self.meta[2] + nodes * joints > len(self.child):
+            grown += sum(getattr(self, name).nbytes for name in CHILD_ARRAYS)
+        return grown
+
     def lacks_room(self, nodes: int, slots: int, joints: int) -> bool:
         """Whether ``nodes`` new nodes of up to ``slots`` move slots and ``joints``
         joint moves each could fill the node pool, or need the slot or child pools
         grown past ``GRAPH_BYTES``."""
         if self.meta[0] + nodes > self.capacity:
             return True
-        grown = 0   # a doubling adds the arrays' bytes again
-        if self.meta[1] + nodes * slots > len(self.slot_move):
-            grown += sum(getattr(self, name).nbytes for name in SLOT_ARRAYS)
-        if self.meta[2] + nodes * joints > len(self.child):
-            grown += sum(getattr(self, name).nbytes for name in CHILD_ARRAYS)
+        grown = self.growth(nodes, slots, joints)
         return grown > 0 and self.pool_bytes() + grown > GRAPH_BYTES
 
     def resize(self, capacity: int) -> None:
@@ -169,15 +176,19 @@ class Graph:
                 if len(array) > 2 * used:
                     setattr(self, name, _resized(array, max(2 * int(used), 1 << 10), _fill(name)))
 
-    def grow(self) -> None:
+    def grow(self) -> int:
         """Twice the fuller of the slot and child pools (the node pool itself never
         grows; the caller asks again while the other lacks room too). Apart, since
-        their needs differ: a simultaneous node has a child per joint move."""
+        their needs differ: a simultaneous node has a child per joint move. The bytes
+        added."""
         fuller = (SLOT_ARRAYS if self.meta[1] / len(self.slot_move) >= self.meta[2] / len(self.child)
                   else CHILD_ARRAYS)
+        added = 0
         for name in fuller:
             array = getattr(self, name)
+            added += array.nbytes
             setattr(self, name, _resized(array, 2 * len(array), _fill(name)))
+        return added
 
     @staticmethod
     def node_bytes(n_roles: int, n_words: int, outer_words: int) -> int:
@@ -231,7 +242,10 @@ def _fill(name: str) -> int:
 
 def _resized(array: np.ndarray, length: int, fill: float) -> np.ndarray:
     """``array`` with ``length`` rows: its first rows, then ``fill``."""
-    out = np.full((length,) + array.shape[1:], fill, dtype=array.dtype)
+    shape = (length,) + array.shape[1:]
+    # zeros come as untouched pages, faulted in as the pool fills (a doubling's cost
+    # is then the copy alone)
+    out = np.zeros(shape, array.dtype) if fill == 0 else np.full(shape, fill, array.dtype)
     rows = min(length, len(array))
     out[:rows] = array[:rows]
     return out
@@ -280,6 +294,9 @@ class GraphSearch:
         self.graph = Graph(kern, self._capacity(*self._widest), n_roles, self.bm.n_words,
                            self.bm.outer_words, serial)
         self._recycle_seconds = 0.1   # the last recycling's
+        # seconds a byte a doubling of the slot or child pool adds takes (the copy and
+        # the new pages: 0.64 s for breakthrough's 8 M slots, 160 MB), as last measured
+        self._grow_rate = 4e-9
         self.chance = np.array([r in self.chance_roles for r in range(n_roles)], dtype=np.bool_)
         self.move_role = self.bm.move_role.astype(np.int64)
         self.role_max = np.array([np.nanmax(np.append(self.playouts.goal_scaled[r], 0.0))
@@ -292,7 +309,7 @@ class GraphSearch:
         self._paths = self._path_arrays(self.round_size)
         self.role = role
         # "material" (agent.search.material): set by the agent on the start clock
-        self.material: Material | None = None
+        self._material: Material | None = None
         # UCB1's constant where one role chooses ("explore": set on the start clock)
         self.exploration = config.exploration
         self._seed_weight = 0.0
@@ -300,6 +317,26 @@ class GraphSearch:
     @property
     def nodes(self) -> int:
         return self.graph.nodes
+
+    @property
+    def material(self) -> Material | None:
+        return self._material
+
+    @material.setter
+    def material(self, found: Material | None) -> None:
+        """The game's material; under ``minimax`` the nodes already in the pool are
+        evaluated by it (new ones are as they come)."""
+        self._material = found
+        if self._alpha > 0:
+            for low in range(0, self.graph.nodes, self.bm.state_chunk):
+                self._evaluate(np.arange(low, min(low + self.bm.state_chunk, self.graph.nodes)))
+
+    def _evaluate(self, nodes: np.ndarray) -> None:
+        """``minimax``: the implicit minimax values of ``nodes`` start at their exact
+        values, else at the material's evaluation."""
+        g = self.graph
+        g.heur[nodes] = np.where(g.terminal[nodes], g.value[nodes, 0],
+                                 self._material.evaluate(g.state[nodes]))
 
     @property
     def _alpha(self) -> float:
@@ -361,6 +398,9 @@ class GraphSearch:
                 self._recycle_seconds = time.monotonic() - now
                 # nodes exact or visited enough fill it: the pool stays full this move
                 recycling = graph.nodes <= graph.capacity * 3 // 4
+            grown = graph.growth(size, *self._widest)
+            if grown and deadline is not None and deadline - now < 2 * grown * self._grow_rate:
+                break   # a doubling could pass the deadline: the next move's first round grows
             done += self._round(root, size, deadline)
         return self._result(root, done, time.monotonic() - started, deadline, recycled)
 
@@ -478,10 +518,11 @@ class GraphSearch:
                                 g.meta, g.terminal, g.proven, g.value, g.count, g.rsum, g.size,
                                 g.slot_base, g.slot_move, g.slot_visits, g.slot_total,
                                 g.child_base, g.child, g.joint_visits, g.joint_total):
-                g.grow()
-            if self._alpha > 0:   # "minimax": a new node's value is its evaluation
-                g.heur[part] = np.where(g.terminal[part], g.value[part, 0],
-                                        self.material.evaluate(g.state[part]))
+                began = time.monotonic()
+                added = g.grow()
+                self._grow_rate = (time.monotonic() - began) / max(added, 1)
+            if self._alpha > 0:
+                self._evaluate(part)
             sizes = g.size[part].astype(np.int64)
             self._widest = (max(self._widest[0], int(sizes.sum(axis=1).max())),
                             max(self._widest[1], int(sizes.prod(axis=1).max())))
