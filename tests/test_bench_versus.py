@@ -12,7 +12,7 @@ import pytest
 from conftest import shared_path
 
 import ggp_cli
-from server.bench.versus import Plan, match_line, run, summary
+from server.bench.versus import Plan, _our_moves, match_line, run, summary
 from server.tournament import ci95_half
 from solvers.errors import GameError
 
@@ -27,6 +27,25 @@ def test_a_match_line_counts_shares_and_faults() -> None:
     assert not line["opponent_failed"]
     assert match_line(result, "g", 3, seat=0, rate=None)["opponent_failed"]  # 2 TO of 3
     assert match_line({"payoffs": [0.0, 0.0], "errors": []}, "g", 0, 0, None)["share"] == 50
+
+
+def test_our_moves_give_the_playout_rate_and_the_fallback_moves(tmp_path: Path) -> None:
+    log = tmp_path / "agent.log"
+    before = "2026-11-29 03:11:20,001 agent INFO move x {'playouts': 7, 'time': 1.0}\n"
+    log.write_text(
+        before
+        + "2026-11-29 03:11:21,001 agent INFO move (move 2 4 3 5) {'step': 11, "
+          "'playouts': 200000, 'nodes': 3, 'method': 'mcts', 'time': 4.0}\n"
+        + "2026-11-29 03:11:34,015 agent WARNING fallback move: no answer in time\n"
+        + "2026-11-29 03:11:34,015 agent INFO move noop {'method': 'fallback', "
+          "'reason': 'no answer in time', 'legal_known': True, 'answer_time': 4.504}\n"
+        + "2026-11-29 03:11:38,015 agent INFO move noop {'step': 13, 'method': 'forced', "
+          "'playouts': 100000, 'time': 1.0}\n")
+    assert _our_moves(log, len(before)) == (60_000.0, 1)   # 300,000 playouts in 5 s
+    assert _our_moves(tmp_path / "none.log", 0) == (None, None)
+    rows = summary([match_line({"payoffs": [100, 0], "errors": []}, "a", 0, 0, 10.0, 2),
+                    match_line({"payoffs": [0, 100], "errors": []}, "a", 1, 1, 30.0, 1)])
+    assert rows.splitlines()[0].endswith("our fallbacks") and rows.splitlines()[1].endswith(" 3")
 
 
 def test_the_interval_is_student_t() -> None:
@@ -68,7 +87,7 @@ def test_our_agent_against_a_gpp_http_player_and_resume(tmp_path: Path, capsys) 
     for line in lines:   # tic-tac-toe: a full board or a line, every move answered in time
         assert line["status"] == "completed" and 5 <= line["steps"] <= 9
         assert line["our_faults"] == line["their_faults"] == {"TO": 0, "IL": 0, "CE": 0}
-        assert line["playouts_per_second"] > 0
+        assert line["playouts_per_second"] > 0 and line["our_fallbacks"] == 0
         # what was run, so that the file describes itself
         assert (line["startclock"], line["playclock"], line["agent_args"]) == (3, 1, "")
     capsys.readouterr()

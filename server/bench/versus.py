@@ -18,13 +18,15 @@ line: ``game``, ``match``, ``seat`` (our role's index), ``goals``, ``share`` (ou
 goal over the sum of the goals; 50 when both are 0), ``steps``, our and their fault
 counts by code (``TO``, ``IL``, ``CE``), ``opponent_failed`` (the opponent faulted on
 over half of its steps: such a match measures nothing and is reported apart), our
-playouts per second over the match's moves, and what was run: ``startclock``,
+playouts per second over the match's moves, ``our_fallbacks`` (the moves our agent's
+search did not answer in time, so that its gamer sent a fallback move: in time, so not
+a fault, but not searched), and what was run: ``startclock``,
 ``playclock`` and ``agent_args`` (the ``--agent-args`` words, shell-quoted).
 ``--resume`` skips the matches the file has, and refuses a file whose lines were run
 with other clocks or agent arguments (lines written before these fields existed are
 taken as they are). The summary (also ``--summary`` alone) gives per game and overall
-the share of the points with a 95% Student t interval, the faults, and our playouts
-per second.
+the share of the points with a 95% Student t interval, the faults, our playouts
+per second and our fallback moves.
 """
 
 from __future__ import annotations
@@ -167,7 +169,8 @@ def play_one(plan: Plan, game: Path, ours: str, seat: int, index: int, db: Path,
         raise GameError(f"{game.stem} match {index}: ggp match failed: "
                         f"{done.stderr.strip().splitlines()[-1:]}")
     result = json.loads(done.stdout)
-    line = match_line(result, game.stem, index, seat, _playouts_per_second(log, mark))
+    rate, fallbacks = _our_moves(log, mark)
+    line = match_line(result, game.stem, index, seat, rate, fallbacks)
     return {**line, **_settings(plan)}
 
 
@@ -189,7 +192,7 @@ def _check_settings(plan: Plan, lines: Sequence[dict[str, Any]], results: Path) 
 
 
 def match_line(result: dict[str, Any], game: str, index: int, seat: int,
-               rate: float | None) -> dict[str, Any]:
+               rate: float | None, fallbacks: int | None = None) -> dict[str, Any]:
     """The results line of one ``ggp match --json`` result (see the module docstring)."""
     goals = result.get("payoffs") or [0.0, 0.0]
     other = 1 - seat
@@ -202,12 +205,13 @@ def match_line(result: dict[str, Any], game: str, index: int, seat: int,
             "goals": goals, "share": 50.0 if total == 0 else 100.0 * goals[seat] / total,
             "steps": steps, "our_faults": ours, "their_faults": theirs,
             "opponent_failed": steps > 0 and sum(theirs.values()) > steps / 2,
-            "playouts_per_second": rate}
+            "playouts_per_second": rate, "our_fallbacks": fallbacks}
 
 
-def _playouts_per_second(log: Path, mark: int) -> float | None:
-    """Our agent's playouts per second of thinking over the moves logged after ``mark``."""
-    playouts, seconds = 0, 0.0
+def _our_moves(log: Path, mark: int) -> tuple[float | None, int | None]:
+    """Our agent's playouts per second of thinking over the moves logged after ``mark``,
+    and its fallback moves there (None, None: no log)."""
+    playouts, seconds, fallbacks = 0, 0.0, 0
     try:
         with open(log, errors="replace") as file:
             file.seek(mark)
@@ -217,12 +221,14 @@ def _playouts_per_second(log: Path, mark: int) -> float | None:
                     continue
                 with contextlib.suppress(ValueError, SyntaxError):
                     info = ast.literal_eval(found.group(1))
+                    if isinstance(info, dict) and info.get("method") == "fallback":
+                        fallbacks += 1
                     if isinstance(info, dict) and info.get("playouts") and info.get("time"):
                         playouts += int(info["playouts"])
                         seconds += float(info["time"])
     except OSError:
-        return None
-    return playouts / seconds if seconds > 0 else None
+        return None, None
+    return playouts / seconds if seconds > 0 else None, fallbacks
 
 
 def run(plan: Plan, results: Path, resume: bool) -> None:
@@ -251,7 +257,8 @@ def run(plan: Plan, results: Path, resume: bool) -> None:
                 count += 1
                 print(f"[{count}/{total}] {game.stem} match {index} (seat {index % 2}): "
                       f"share {line['share']:.0f}, steps {line['steps']}, our faults "
-                      f"{_faults(line['our_faults'])}, theirs {_faults(line['their_faults'])}",
+                      f"{_faults(line['our_faults'])}, theirs {_faults(line['their_faults'])}, "
+                      f"our fallback moves {line['our_fallbacks']}",
                       flush=True)
 
 
@@ -273,9 +280,10 @@ def _share(shares: Sequence[float]) -> str:
 
 
 def summary(lines: Sequence[dict[str, Any]]) -> str:
-    """Per game and overall: share with its 95% interval, faults, playouts per second."""
+    """Per game and overall: share with its 95% interval, faults, playouts per second,
+    our fallback moves (-: lines written before they were counted)."""
     rows = ["game                         matches  share (95% CI)   our TO/IL/CE  "
-            "their TO/IL/CE  opponent failed  playouts/s"]
+            "their TO/IL/CE  opponent failed  playouts/s  our fallbacks"]
     counted: list[dict[str, Any]] = []
     games = list(dict.fromkeys(line["game"] for line in lines))
     game_means = []
@@ -291,11 +299,11 @@ def summary(lines: Sequence[dict[str, Any]]) -> str:
         faults = ["/".join(str(sum(x[side][c] for x in mine)) for c in FAULTS)
                   for side in ("our_faults", "their_faults")]
         share = _share(shares)
+        rate = f"{statistics.mean(rates):>10,.0f}" if rates else f"{'-':>10}"
+        counts = [x["our_fallbacks"] for x in mine if x.get("our_fallbacks") is not None]
+        fallbacks = str(sum(counts)) if counts else "-"
         rows.append(f"{game:<28} {len(valid):>7}  {share:<15}  {faults[0]:>12}  "
-                    f"{faults[1]:>14}  {len(mine) - len(valid):>15}  "
-                    f"{statistics.mean(rates):>10,.0f}" if rates else
-                    f"{game:<28} {len(valid):>7}  {share:<15}  {faults[0]:>12}  "
-                    f"{faults[1]:>14}  {len(mine) - len(valid):>15}           -")
+                    f"{faults[1]:>14}  {len(mine) - len(valid):>15}  {rate}  {fallbacks:>13}")
     if len(game_means) > 1:
         half = ci95_half(game_means, SHARE_RANGE)
         rows.append(f"mean over the {len(game_means)} games: {statistics.mean(game_means):.1f}"
