@@ -115,6 +115,13 @@ from solvers.search.exact import exact_backup
 # "material" since 2026-11-28: against Sancho at 30 s / 5 s knightThrough 3 of 6 (1 of 6
 # without), and no game fell: reversi 6, quad 6, nineBoardTicTacToe 4, chinook 6,
 # connectFourSimultaneous 2 of 6, as without (breakthrough 0 of 6 either way).
+# "minimax" (graph only, where "material" found pieces): implicit minimax backups
+# (Lanctot, Winands, Pepels & Sturtevant, CIG 2014): each node keeps a minimax value of
+# a material evaluation (a logistic of the pieces ahead) over its known children, and
+# where one role chooses a move's mean is mixed with 0.4 of its child's. Off: against
+# our default at 10 s / 2 s it won 8 of 12 (knightThrough 4 of 6, breakthrough 4 of 6),
+# but against Sancho at 30 s / 5 s breakthrough 0 of 6 (as without) and knightThrough
+# 2 of 6 (4 of 6 without); docs/agent.md.
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
                 "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins",
                 "defend", "serial", "factor", "material", "explore", "minimax")
