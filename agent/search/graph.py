@@ -398,9 +398,12 @@ class GraphSearch:
                 self._recycle_seconds = time.monotonic() - now
                 # nodes exact or visited enough fill it: the pool stays full this move
                 recycling = graph.nodes <= graph.capacity * 3 // 4
+            # a doubling that could pass the deadline waits for the next move's first
+            # round (which has the whole move before it: twice the margin here)
             grown = graph.growth(size, *self._widest)
-            if grown and deadline is not None and deadline - now < 2 * grown * self._grow_rate:
-                break   # a doubling could pass the deadline: the next move's first round grows
+            margin = grown * self._grow_rate * (1 if done == 0 else 2)
+            if grown and deadline is not None and deadline - now < margin:
+                break
             done += self._round(root, size, deadline)
         return self._result(root, done, time.monotonic() - started, deadline, recycled)
 
