@@ -148,3 +148,22 @@ def test_a_real_searchs_values_are_implicit_minimax_values() -> None:
     evaluated = search.material.evaluate(g.state[leaves])
     assert np.allclose(g.heur[leaves], evaluated)
     assert len(set(np.round(g.heur[:n], 6))) > 3   # captures were seen and valued
+
+
+def test_where_chance_moves_too_selection_reads_no_childs_value() -> None:
+    # role 0 chooses while chance (role 1) draws one of two: four joint moves, so role 0's
+    # move i is not child i, and no child's value may be read as its move's
+    kern = KERNELS.loaded
+    size = np.array([[2, 2]] + [[1, 1]] * 4, dtype=np.int32)
+    heur = np.array([0.5, 1.0, 0.0, 0.0, 0.0])
+    totals = np.array([5.0, 5.5, 0.0, 0.0])   # role 0's moves: means 0.5 and 0.55
+    path_node, path_joint = np.zeros((1, 8), dtype=np.int64), np.zeros((1, 8), dtype=np.int64)
+    kern.select(0, 1, 0.0, 0.0, False, -1, 0.4, heur, np.array([7], dtype=np.uint64),
+                np.array([False, True]), np.zeros(5, dtype=np.bool_), np.zeros(5, dtype=np.bool_),
+                np.full(5, 20.0), np.zeros((5, 2)), size, np.array([0, 4, 4, 4, 4]),
+                np.full(4, 10.0), totals, np.array([0, 4, 4, 4, 4]),
+                np.array([1, 2, 3, 4], dtype=np.int32), np.zeros(0, dtype=np.int32),
+                np.zeros(0, dtype=np.float32), path_node, path_joint, np.zeros((1, 8, 2)),
+                np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
+                np.zeros(1, dtype=np.int64))
+    assert path_joint[0, 0] // 2 == 1   # the better mean; child 1's 1.0 would have taken move 0

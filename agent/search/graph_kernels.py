@@ -113,12 +113,25 @@ def _settled(node: int, terminal: np.ndarray, proven: np.ndarray) -> bool:
 
 
 @_jit
+def _sole_chooser(node: int, size: np.ndarray, chance: np.ndarray) -> int:
+    """The role that alone has more than one move at ``node``, not chance: its move
+    index is then the joint move's (-1: none, several, or chance moves too)."""
+    chooser = -1
+    for r in range(size.shape[1]):
+        if size[node, r] > 1:
+            if chance[r] or chooser >= 0:
+                return -1
+            chooser = r
+    return chooser
+
+
+@_jit
 def _choose(node: int, role: int, size: np.ndarray, slot_base: np.ndarray,
             slot_visits: np.ndarray, slot_total: np.ndarray, count: np.ndarray,
             c: float, rng: np.ndarray, alpha: float, heur: np.ndarray, child: np.ndarray,
             kids: int) -> int:
     """UCB1 over ``role``'s moves at ``node``; unvisited moves first, ties at random.
-    ``kids`` >= 0 (the first child pointer, where ``role`` alone chooses): each known
+    ``kids`` >= 0 (the first child pointer, where ``role`` alone moves): each known
     child's implicit minimax value (``minimax``) weighs ``alpha`` in its move's mean."""
     return _ucb(slot_visits, slot_total, _slot_of(node, role, 0, size, slot_base), 1,
                 size[node, role], count[node], c, rng, alpha, heur, child, kids, role == 1)
@@ -236,7 +249,9 @@ def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean
                 if size[node, r] > 1 and not chance[r]:
                     choosers += 1
             c = c_simultaneous if choosers > 1 else c_turn
-            kids = child_base[node] if choosers == 1 and alpha > 0.0 else -1
+            # "minimax": where one role alone moves, its move i leads to child i
+            kids = (child_base[node] if alpha > 0.0 and _sole_chooser(node, size, chance) >= 0
+                    else -1)
             follower = _follower(node, lead, size, chance)
             for r in range(roles):
                 n = size[node, r]
@@ -556,16 +571,11 @@ def _implicit(node: int, chance: np.ndarray, terminal: np.ndarray, proven: np.nd
               child: np.ndarray) -> None:
     """``minimax`` (implicit minimax backups, Lanctot et al. 2014): ``heur[node]``, role
     0's value, becomes the best of its known children's for the role that alone
-    chooses there (an exact node: its value); elsewhere it keeps its evaluation."""
+    moves there (an exact node: its value); elsewhere it keeps its evaluation."""
     if terminal[node] or proven[node]:
         heur[node] = value[node, 0]
         return
-    chooser = -1
-    for r in range(size.shape[1]):
-        if size[node, r] > 1:
-            if chance[r] or chooser >= 0:
-                return
-            chooser = r
+    chooser = _sole_chooser(node, size, chance)
     if chooser < 0:
         return
     best = -1.0

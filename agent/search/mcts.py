@@ -121,7 +121,7 @@ from solvers.search.exact import exact_backup
 # where one role chooses a move's mean is mixed with 0.4 of its child's. Off: against
 # our default at 10 s / 2 s it won 8 of 12 (knightThrough 4 of 6, breakthrough 4 of 6),
 # but against Sancho at 30 s / 5 s breakthrough 0 of 6 (as without) and knightThrough
-# 2 of 6 (4 of 6 without); docs/agent.md.
+# 2 of 6 (2 and 4 of 6 without, two runs); docs/agent.md.
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
                 "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins",
                 "defend", "serial", "factor", "material", "explore", "minimax")
