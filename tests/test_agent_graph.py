@@ -67,7 +67,9 @@ def test_the_graph_is_chosen_where_it_applies(tictactoe, monkeypatch) -> None:
         patched.setattr(KERNELS, "loaded", None)
         assert isinstance(make_search(tictactoe, AgentConfig(enhancements=GRAPH)), AgentSearch)
     assert isinstance(make_search(tictactoe, AgentConfig()), GraphSearch)   # the default
-    for switches, policy in (("default,no-graph", "duct"), ("default,grave", "duct"),
+    grave = make_search(tictactoe, AgentConfig(enhancements=parse_enhancements("default,grave")))
+    assert isinstance(grave, GraphSearch) and grave.grave   # the graph has GRAVE too
+    for switches, policy in (("default,no-graph", "duct"), ("default,leaf", "duct"),
                              ("default", "rm")):
         search = make_search(tictactoe, AgentConfig(enhancements=parse_enhancements(switches),
                                                     simultaneous=policy))
@@ -176,6 +178,7 @@ def test_the_pool_is_sized_by_bytes_and_its_slot_and_child_pools_grow_apart() ->
         CHILD_BYTES,
         GRAPH_BYTES,
         JOINT_ARRAYS,
+        RAVE_BYTES,
         SLOT_ARRAYS,
         SLOT_BYTES,
         Graph,
@@ -205,7 +208,9 @@ def test_the_pool_is_sized_by_bytes_and_its_slot_and_child_pools_grow_apart() ->
     own = sum(a.nbytes for name, a in vars(g).items()
               if isinstance(a, np.ndarray) and name not in pools)
     assert own // g.capacity + 8 == Graph.node_bytes(2, search.bm.n_words, search.bm.outer_words)
-    assert SLOT_BYTES == sum(getattr(g, name).itemsize for name in SLOT_ARRAYS)
+    assert SLOT_BYTES == sum(getattr(g, name)[:1].nbytes for name in SLOT_ARRAYS)
+    kept = Graph(search.kern, 16, 2, search.bm.n_words, search.bm.outer_words, rave=True)
+    assert kept.slot_rave[:1].nbytes == RAVE_BYTES   # under "grave": AMAF visits, total
     assert CHILD_BYTES == g.child.itemsize
 
 

@@ -17,6 +17,7 @@ import math
 
 import numpy as np
 import pytest
+from graph_kernel_args import backup_grave, select_grave
 from test_gdl_playout_kernels import game
 
 from agent.search import material
@@ -67,7 +68,7 @@ def _backup(g: dict[str, np.ndarray], alpha: float) -> None:
                 g["terminal"], np.zeros(5, dtype=np.bool_), g["value"], np.zeros((5, 2)),
                 g["size"], g["slot_base"], np.array([0, 1, 0, 2, 3, 0, 0, 0, 0, 0], dtype=np.int32),
                 g["totals"], g["child_base"], g["child"], np.zeros(0, dtype=np.float32),
-                np.zeros(4), np.zeros(4), np.full(4, -1, dtype=np.int64), 0)
+                np.zeros(4), np.zeros(4), np.full(4, -1, dtype=np.int64), 0, *backup_grave(4))
 
 
 def test_a_backup_makes_each_node_the_best_of_its_childrens_values_for_its_chooser() -> None:
@@ -90,7 +91,8 @@ def _select(g: dict[str, np.ndarray], root: int, alpha: float) -> int:
                 g["count"], np.zeros((5, 2)), g["size"], g["slot_base"], g["visits"],
                 g["totals"], g["child_base"], g["child"], np.zeros(0, dtype=np.int32),
                 np.zeros(0, dtype=np.float32), path_node, path_joint, np.zeros((1, 8, 2)),
-                np.zeros(1, dtype=np.int64), leaf_kind, leaf_node)
+                np.zeros(1, dtype=np.int64), leaf_kind, leaf_node,
+                *select_grave(4))
     return int(path_joint[0, 0])
 
 
@@ -159,11 +161,12 @@ def test_where_chance_moves_too_selection_reads_no_childs_value() -> None:
     totals = np.array([5.0, 5.5, 0.0, 0.0])   # role 0's moves: means 0.5 and 0.55
     path_node, path_joint = np.zeros((1, 8), dtype=np.int64), np.zeros((1, 8), dtype=np.int64)
     kern.select(0, 1, 0.0, 0.0, False, -1, 0.4, heur, np.array([7], dtype=np.uint64),
-                np.array([False, True]), np.zeros(5, dtype=np.bool_), np.zeros(5, dtype=np.bool_),
+                np.array([False, True]), np.array([False] + [True] * 4), np.zeros(5, dtype=np.bool_),
                 np.full(5, 20.0), np.zeros((5, 2)), size, np.array([0, 4, 4, 4, 4]),
                 np.full(4, 10.0), totals, np.array([0, 4, 4, 4, 4]),
                 np.array([1, 2, 3, 4], dtype=np.int32), np.zeros(0, dtype=np.int32),
                 np.zeros(0, dtype=np.float32), path_node, path_joint, np.zeros((1, 8, 2)),
                 np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64),
-                np.zeros(1, dtype=np.int64))
+                np.zeros(1, dtype=np.int64),
+                *select_grave(4))
     assert path_joint[0, 0] // 2 == 1   # the better mean; child 1's 1.0 would have taken move 0

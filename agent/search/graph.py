@@ -32,9 +32,13 @@ nodes, a bounded node pool, complete values propagated up):
 - ``factor``: a search of one factor's game (:mod:`gdl.reasoning.factors`), the
   other factors' move-decided facts standing still (the agent keeps one per factor).
 
+- ``grave``: GRAVE (Cazenave 2015) on AMAF statistics kept per move slot (a move's
+  mean blended with its AMAF mean at the deepest node of the descent with enough
+  visits where its role chooses), as Sancho turns RAVE on in breakthrough-like games.
+
 It needs the compiled engine with a batched machine; :func:`make_search` falls back
 to :class:`~agent.search.mcts.AgentSearch` otherwise, and for the enhancements it
-does not have (``grave``, ``leaf``, ``repeat``, ``decisive``) and the ``rm``/``exp3``
+does not have (``leaf``, ``repeat``, ``decisive``) and the ``rm``/``exp3``
 simultaneous policies.
 """
 
@@ -59,7 +63,7 @@ from solvers.numba_switch import LazyKernels
 from solvers.search import SearchResult
 from solvers.search.matrix_game import solve_matrix_game
 
-UNSUPPORTED = ("grave", "leaf", "repeat", "decisive")
+UNSUPPORTED = ("leaf", "repeat", "decisive")
 # The graph's compiled rounds (agent.search.graph_kernels): imported with numba and
 # warmed (a cold compile takes 10-30 s, a cached load under a second) only by
 # KERNELS.load(), which the agent's spare worker runs while idle; a search is a
@@ -73,8 +77,10 @@ SLOTS_PER_NODE = 8     # first guess of the slot and child pools' size, grown as
 # and connectFourSimultaneous' million nodes (16 move slots, 64 joint moves each) took
 # 1.7 GB when the slot and child pools grew together
 GRAPH_BYTES = 768 << 20
-SLOT_ARRAYS = ("slot_move", "slot_visits", "slot_total")   # one entry a move slot
+# one entry a move slot; "slot_rave" (AMAF visits and reward total) kept under "grave"
+SLOT_ARRAYS = ("slot_move", "slot_visits", "slot_total", "slot_rave")
 SLOT_BYTES = 4 + 8 + 8     # their int32, float64, float64
+RAVE_BYTES = 4 + 4         # and float32 pairs under "grave"
 CHILD_BYTES = 4
 # "serial": a joint move's visits and its answering role's reward total (int32, float32)
 JOINT_ARRAYS = ("joint_visits", "joint_total")
@@ -96,7 +102,7 @@ class Graph:
     """The node pool (see :mod:`agent.search.graph_kernels` for the layout)."""
 
     def __init__(self, kern: ModuleType, capacity: int, n_roles: int, n_words: int,
-                 outer_words: int, serial: bool = False) -> None:
+                 outer_words: int, serial: bool = False, rave: bool = False) -> None:
         self.kern = kern
         self.capacity = capacity
         self.meta = np.zeros(4, dtype=np.int64)   # nodes, slots, children in use
@@ -117,6 +123,7 @@ class Graph:
         self.slot_move = np.zeros(slots, dtype=np.int32)
         self.slot_visits = np.zeros(slots)
         self.slot_total = np.zeros(slots)
+        self.slot_rave = np.zeros((slots if rave else 0, 2), dtype=np.float32)
         self.child = np.full(slots, -1, dtype=np.int32)
         joints = slots if serial else 0   # kept under "serial" only
         self.joint_visits = np.zeros(joints, dtype=np.int32)
@@ -201,14 +208,16 @@ class Graph:
 
     @staticmethod
     def capacity_for(nodes: int, n_roles: int, n_words: int, outer_words: int,
-                     slots: float, joint: float, serial: bool = False) -> int:
+                     slots: float, joint: float, serial: bool = False,
+                     rave: bool = False) -> int:
         """At most ``nodes`` nodes, fewer when nodes of ``slots`` move slots and ``joint``
         joint moves (the root's at first, then the pool's mean) would take the arrays
         past ``GRAPH_BYTES`` (the slot and child pools grow by doubling: up to twice
         their use)."""
         per_joint = CHILD_BYTES + (JOINT_BYTES if serial else 0)
+        per_slot = SLOT_BYTES + (RAVE_BYTES if rave else 0)
         per_node = (Graph.node_bytes(n_roles, n_words, outer_words)
-                    + 2 * (SLOT_BYTES * slots + per_joint * joint))
+                    + 2 * (per_slot * slots + per_joint * joint))
         return int(max(16, min(nodes, GRAPH_BYTES // per_node)))
 
     def compact(self, root: int, min_count: float = 0.0) -> int:
@@ -225,7 +234,7 @@ class Graph:
                           self.terminal, self.proven, self.value, self.heur, self.count, self.rsum,
                           self.size, self.slot_base, self.slot_move, self.slot_visits,
                           self.slot_total, self.child_base, self.child, self.joint_visits,
-                          self.joint_total)
+                          self.joint_total, self.slot_rave)
         self.table.fill(-1)
         self.kern.rebuild_table(self.table, self.state, self.nodes)
         return int(number[root])
@@ -279,8 +288,10 @@ class GraphSearch:
             self._base: int | None = None
             self.factor_moves = np.zeros(self.bm.n_moves, dtype=np.bool_)
             self.factor_moves[list(factor.moves)] = True
-        self.playouts = BatchPlayouts(machine, config.playout_policy(), self.chance_roles,
-                                      self._rng, keep=keep)
+        # "grave": the playouts' moves feed the AMAF statistics
+        self.grave = config.on("grave")
+        self.playouts = BatchPlayouts(machine, config.playout_policy(record=self.grave),
+                                      self.chance_roles, self._rng, keep=keep)
         if keep is not None:   # the facts that change in the factor's game, as an int state
             self._moving = unpack_int(self.playouts.keep)
         n_roles = len(machine.roles)
@@ -292,7 +303,7 @@ class GraphSearch:
         # the widest node yet (move slots, joint moves): what a round's new nodes may need
         self._widest = (sum(widths), math.prod(widths))
         self.graph = Graph(kern, self._capacity(*self._widest), n_roles, self.bm.n_words,
-                           self.bm.outer_words, serial)
+                           self.bm.outer_words, serial, self.grave)
         self._recycle_seconds = 0.1   # the last recycling's
         # seconds a byte a doubling of the slot or child pool adds takes, as last
         # measured; first the rate of breakthrough's 8 M slots (160 MB) when the new
@@ -308,6 +319,12 @@ class GraphSearch:
         self.vmean = config.on("vmean")
         self.round_size = min(config.batch, self.playouts.chunk)
         self._paths = self._path_arrays(self.round_size)
+        moves = self.bm.n_moves
+        # "grave": a round's playout moves, and the kernels' scratch
+        self._played = np.zeros((self.round_size if self.grave else 0, moves), dtype=np.bool_)
+        self._amaf_scratch = (np.full(n_roles, -1, dtype=np.int64),
+                              np.full(moves, -1, dtype=np.int64), np.zeros(moves, dtype=np.int64))
+        self._seen = np.zeros(moves, dtype=np.bool_)
         self.role = role
         # "material" (agent.search.material): set by the agent on the start clock
         self._material: Material | None = None
@@ -350,7 +367,7 @@ class GraphSearch:
         """The node pool for nodes of ``slots`` move slots and ``joints`` joint moves."""
         return Graph.capacity_for(self.agent.graph_nodes, len(self.machine.roles),
                                   self.bm.n_words, self.bm.outer_words, slots, joints,
-                                  self.lead >= 0)
+                                  self.lead >= 0, self.grave)
 
     def _path_arrays(self, size: int) -> tuple[np.ndarray, ...]:
         roles = len(self.machine.roles)
@@ -438,7 +455,9 @@ class GraphSearch:
                          g.terminal, g.proven,
                          g.count, g.rsum, g.size, g.slot_base, g.slot_visits, g.slot_total,
                          g.child_base, g.child, g.joint_visits, g.joint_total,
-                         path_node, path_joint, path_virtual, path_len, kind, leaf)
+                         path_node, path_joint, path_virtual, path_len, kind, leaf,
+                         g.slot_move, g.slot_rave, float(self.agent.grave_ref),
+                         self.agent.grave_bias, *self._amaf_scratch)
         kind, leaf = kind[:size], leaf[:size]
         start = graph.state[leaf].copy()     # where each descent plays out from
         edges = np.flatnonzero(kind == self.kern.NEW_EDGE)
@@ -459,6 +478,8 @@ class GraphSearch:
                 self.kern.SETTLED, self.kern.PLAYOUT)
         settled = kind == self.kern.SETTLED
         rewards = graph.value[leaf].copy()
+        played = self._played[:size]
+        played[:] = False
         play = np.flatnonzero(~settled)
         if len(play):
             outcome = self.playouts.run_packed(start[play], deadline)
@@ -469,13 +490,15 @@ class GraphSearch:
                                g.joint_total)
                 return 0
             rewards[play] = outcome[0]
+            if self.grave:
+                played[play] = outcome[1]
         self.kern.backup(size, rewards, settled, self.vmean, self.agent.on("solver"), self.lead,
                          self._alpha, g.heur, self.chance, self.role_max, self.move_role,
                          path_node, path_joint,
                          path_virtual, path_len, g.terminal, g.proven, g.value, g.rsum, g.size,
                          g.slot_base, g.slot_move, g.slot_total, g.child_base, g.child,
                          g.joint_total, self.playouts.mast.sums, self.playouts.mast.counts,
-                         self.mark, self.stamp)
+                         self.mark, self.stamp, g.slot_rave, played, self._seen)
         self.stamp += size
         self.playouts.mast.learned += size
         return size
@@ -521,7 +544,8 @@ class GraphSearch:
             while not self.kern.fill(part, batch.terminal, legal, goals, self.move_role,
                                 g.meta, g.terminal, g.proven, g.value, g.count, g.rsum, g.size,
                                 g.slot_base, g.slot_move, g.slot_visits, g.slot_total,
-                                g.child_base, g.child, g.joint_visits, g.joint_total):
+                                g.child_base, g.child, g.joint_visits, g.joint_total,
+                                g.slot_rave):
                 began = time.monotonic()
                 added = g.grow()
                 self._grow_rate = (time.monotonic() - began) / max(added, 1)

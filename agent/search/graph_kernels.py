@@ -3,7 +3,8 @@
 The graph lives in flat arrays (:class:`agent.search.graph.Graph` holds them):
 nodes keyed by packed state through an open-addressing table (transpositions: a
 state reached by several lines is one node), each node with its legal moves per
-role (*slots*: move column, visits, reward total of the role that moves it) and a
+role (*slots*: move column, visits, reward total of the role that moves it; under
+``grave`` also its AMAF visits and reward total, ``slot_rave``) and a
 block of child pointers, one per joint move (mixed radix over the roles, the first
 role most significant; -1 while unknown; under ``serial`` also the visits and the
 answering role's reward total of each joint move). Exact values (terminal goals, or proven
@@ -35,6 +36,8 @@ PLAYOUT = 2    # ends at a known node it plays out from (a cycle, or the depth l
 
 _EMPTY = np.int32(-1)
 _EPS = 1e-9
+_NO_RAVE = np.zeros((0, 2), dtype=np.float32)   # no AMAF statistics (``grave`` off)
+_NO_AMAF = np.zeros(0, dtype=np.int64)
 
 
 def _jit(function):
@@ -129,27 +132,58 @@ def _sole_chooser(node: int, size: np.ndarray, chance: np.ndarray) -> int:
 def _choose(node: int, role: int, size: np.ndarray, slot_base: np.ndarray,
             slot_visits: np.ndarray, slot_total: np.ndarray, count: np.ndarray,
             c: float, rng: np.ndarray, alpha: float, heur: np.ndarray, child: np.ndarray,
-            kids: int) -> int:
+            kids: int, slot_move: np.ndarray, rave: np.ndarray, ref: int, where: np.ndarray,
+            amaf: np.ndarray, bias: float) -> int:
     """UCB1 over ``role``'s moves at ``node``; unvisited moves first, ties at random.
     ``kids`` >= 0 (the first child pointer, where ``role`` alone moves): each known
-    child's implicit minimax value (``minimax``) weighs ``alpha`` in its move's mean."""
-    return _ucb(slot_visits, slot_total, _slot_of(node, role, 0, size, slot_base), 1,
-                size[node, role], count[node], c, rng, alpha, heur, child, kids, role == 1)
+    child's implicit minimax value (``minimax``) weighs ``alpha`` in its move's mean.
+    ``rave`` kept (``grave``): each move's mean is blended with its AMAF mean at node
+    ``ref`` (the deepest well-visited node of the descent where ``role`` chooses)."""
+    first = _slot_of(node, role, 0, size, slot_base)
+    n = size[node, role]
+    if len(rave):
+        _amaf_slots(node, first, n, ref, role, size, slot_base, slot_move, where, amaf)
+    return _ucb(slot_visits, slot_total, first, 1, n, count[node], c, rng, alpha, heur,
+                child, kids, role == 1, rave, amaf, len(rave) > 0, bias)
+
+
+@_jit
+def _amaf_slots(node: int, first: int, n: int, ref: int, role: int, size: np.ndarray,
+                slot_base: np.ndarray, slot_move: np.ndarray, where: np.ndarray,
+                amaf: np.ndarray) -> None:
+    """``amaf[i]``: the slot of node ``ref`` that holds the move of ``node``'s slot
+    ``first + i`` (-1: none; ``where`` [moves] is -1 before and after)."""
+    if ref == node:
+        for i in range(n):
+            amaf[i] = first + i
+        return
+    ref_first = _slot_of(ref, role, 0, size, slot_base)
+    for k in range(size[ref, role]):
+        where[slot_move[ref_first + k]] = ref_first + k
+    for i in range(n):
+        amaf[i] = where[slot_move[first + i]]
+    for k in range(size[ref, role]):
+        where[slot_move[ref_first + k]] = -1
 
 
 @_jit
 def _ucb(visits: np.ndarray, total: np.ndarray, first: int, stride: int, n: int,
          parent: float, c: float, rng: np.ndarray, alpha: float, heur: np.ndarray,
-         child: np.ndarray, kids: int, flip: bool) -> int:
+         child: np.ndarray, kids: int, flip: bool, rave: np.ndarray, amaf: np.ndarray,
+         blend: bool, bias: float) -> int:
     """UCB1 over the ``n`` arms ``first + i * stride`` of ``visits``/``total`` with
     ``parent`` visits in all; unvisited arms first, ties at random. Where ``kids`` >= 0,
     arm i's mean is mixed with ``alpha`` of its child's ``heur`` (``child[kids + i]``,
-    for role 1 ``flip``ped: ``heur`` is role 0's) when that child is known."""
+    for role 1 ``flip``ped: ``heur`` is role 0's) when that child is known. With
+    ``blend`` (GRAVE), arm i's AMAF statistics are ``rave[amaf[i]]`` (visits, reward
+    total; none where -1): its mean becomes ``(1 - b) mean + b amaf_mean`` with
+    ``b = a / (a + v + bias a v)`` (``a`` AMAF visits, ``v`` its own), and the unvisited
+    arm with the best AMAF mean (0.5 unknown) goes first."""
     unvisited = 0
     for i in range(n):
         if visits[first + i * stride] == 0:
             unvisited += 1
-    if unvisited:
+    if unvisited and not blend:
         pick = int(_random(rng) * unvisited)
         for i in range(n):
             if visits[first + i * stride] == 0:
@@ -160,11 +194,17 @@ def _ucb(visits: np.ndarray, total: np.ndarray, first: int, stride: int, n: int,
     best, best_score, ties = 0, -1e300, 0
     for i in range(n):
         v = visits[first + i * stride]
-        mean = total[first + i * stride] / v
-        if kids >= 0 and child[kids + i] >= 0:
-            h = heur[child[kids + i]]
-            mean += alpha * ((1.0 - h if flip else h) - mean)
-        score = mean + c * math.sqrt(log_n / v)
+        if unvisited:   # (with ``blend``) the unvisited arms by their AMAF means alone
+            if v > 0:
+                continue
+            score = _amaf_mean(rave, amaf[i], 0.0, 0.0, bias)
+        else:
+            score = _amaf_mean(rave, amaf[i] if blend else -1,
+                               total[first + i * stride] / v, v, bias)
+            if kids >= 0 and child[kids + i] >= 0:
+                h = heur[child[kids + i]]
+                score += alpha * ((1.0 - h if flip else h) - score)
+            score += c * math.sqrt(log_n / v)
         if score > best_score + 1e-12:
             best, best_score, ties = i, score, 1
         elif score >= best_score - 1e-12:
@@ -172,6 +212,17 @@ def _ucb(visits: np.ndarray, total: np.ndarray, first: int, stride: int, n: int,
             if _random(rng) * ties < 1.0:   # reservoir: each tie equally likely
                 best = i
     return best
+
+
+@_jit
+def _amaf_mean(rave: np.ndarray, s: int, mean: float, v: float, bias: float) -> float:
+    """``mean`` of ``v`` visits blended with the AMAF mean of slot ``s`` of ``rave``
+    (GRAVE's weight); an unvisited arm's (``v`` 0) is its AMAF mean, 0.5 unknown."""
+    a = float(rave[s, 0]) if s >= 0 else 0.0
+    if a <= 0.0:
+        return mean if v > 0 else 0.5
+    beta = a / (a + v + bias * a * v)
+    return (1.0 - beta) * mean + beta * float(rave[s, 1]) / a
 
 
 @_jit
@@ -211,7 +262,7 @@ def _answer(node: int, follower: int, index: np.ndarray, size: np.ndarray,
         stride *= size[node, r]
     return _ucb(joint_visits, joint_total, child_base[node] + _joint(node, index, size),
                 stride, size[node, follower], parent, c, rng, 0.0, heur, child, -1,
-                False)
+                False, _NO_RAVE, _NO_AMAF, False, 0.0)
 
 
 @_jit
@@ -222,7 +273,9 @@ def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean
            slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
            joint_visits: np.ndarray, joint_total: np.ndarray,
            path_node: np.ndarray, path_joint: np.ndarray, path_virtual: np.ndarray,
-           path_len: np.ndarray, leaf_kind: np.ndarray, leaf_node: np.ndarray) -> None:
+           path_len: np.ndarray, leaf_kind: np.ndarray, leaf_node: np.ndarray,
+           slot_move: np.ndarray, rave: np.ndarray, grave_ref: float, bias: float,
+           ref: np.ndarray, where: np.ndarray, amaf: np.ndarray) -> None:
     """``descents`` descents from ``root``, each counting its visits at once (with
     ``vmean`` at the move's current mean, else as a loss), so later descents of the
     round spread out. Per descent: the path (node, joint move, virtual rewards), the
@@ -230,13 +283,17 @@ def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean
     ``lead`` (-1: none) and one other role choose at once, ``serial``: the other
     answers the lead's move by its joint moves' statistics (``joint_visits``,
     ``joint_total``, its rewards), as if it saw the move. ``alpha`` > 0 (``minimax``):
-    where one role chooses, a move's mean is mixed with its child's ``heur``."""
+    where one role chooses, a move's mean is mixed with its child's ``heur``. ``rave``
+    kept (``grave``): a role's moves are blended with their AMAF statistics at the
+    deepest node of the descent so far where it chooses with ``grave_ref`` visits
+    (``ref`` [roles], else the node itself; ``where``, ``amaf``: scratch)."""
     roles = size.shape[1]
     depth_limit = path_node.shape[1]
     index = np.zeros(roles, dtype=np.int64)
     for d in range(descents):
         node = root
         depth = 0
+        ref[:] = -1
         while True:
             if _settled(node, terminal, proven):
                 leaf_kind[d], leaf_node[d] = SETTLED, node
@@ -260,8 +317,12 @@ def select(root: int, descents: int, c_turn: float, c_simultaneous: float, vmean
                 elif chance[r]:
                     index[r] = min(int(_random(rng) * n), n - 1)
                 else:
+                    if count[node] >= grave_ref:
+                        ref[r] = node
                     index[r] = _choose(node, r, size, slot_base, slot_visits, slot_total,
-                                       count, c, rng, alpha, heur, child, kids)
+                                       count, c, rng, alpha, heur, child, kids, slot_move,
+                                       rave, ref[r] if ref[r] >= 0 else node, where, amaf,
+                                       bias)
             if follower >= 0:
                 index[follower] = _answer(
                     node, follower, index, size, child_base, child, joint_visits, joint_total,
@@ -343,7 +404,7 @@ def fill(nodes: np.ndarray, is_terminal: np.ndarray, legal: np.ndarray, goals: n
          value: np.ndarray, count: np.ndarray, rsum: np.ndarray, size: np.ndarray,
          slot_base: np.ndarray, slot_move: np.ndarray, slot_visits: np.ndarray,
          slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
-         joint_visits: np.ndarray, joint_total: np.ndarray) -> bool:
+         joint_visits: np.ndarray, joint_total: np.ndarray, rave: np.ndarray) -> bool:
     """Write new nodes from the engine's read-out of their states: terminal flags,
     legal move columns ``legal[i]`` (bool per move), ``goals[i]`` (rewards per role,
     used at terminal states). A non-terminal state where a role has no legal move is
@@ -389,6 +450,9 @@ def fill(nodes: np.ndarray, is_terminal: np.ndarray, legal: np.ndarray, goals: n
                     slot_move[s] = m
                     slot_visits[s] = 0.0
                     slot_total[s] = 0.0
+                    if len(rave):   # kept under ``grave`` only
+                        rave[s, 0] = 0.0
+                        rave[s, 1] = 0.0
                     meta[1] += 1
                     size[node, r] += 1
             joint *= size[node, r]
@@ -528,21 +592,29 @@ def backup(descents: int, rewards: np.ndarray, settled: np.ndarray, vmean: bool,
            rsum: np.ndarray, size: np.ndarray, slot_base: np.ndarray, slot_move: np.ndarray,
            slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
            joint_total: np.ndarray, mast_sums: np.ndarray, mast_counts: np.ndarray,
-           mark: np.ndarray,
-           stamp: int) -> None:
+           mark: np.ndarray, stamp: int, rave: np.ndarray, played: np.ndarray,
+           seen: np.ndarray) -> None:
     """Back up each descent's reward along its path (visits were counted on the way
     down; the pending rewards are taken back), try the MCTS-Solver proofs bottom-up
     from a settled leaf, and add the tree's moves to the MAST statistics (each move
     once a descent: ``mark`` [moves] holds the last descent's number, ``stamp + d``,
     which the caller keeps growing from round to round). ``alpha`` > 0 (``minimax``):
-    the path's implicit minimax values (:func:`_implicit`) are brought up to date."""
+    the path's implicit minimax values (:func:`_implicit`) are brought up to date.
+    ``rave`` kept (``grave``): every move slot of a node on the path whose move its
+    role played there or later (in the tree, or in the playout: ``played`` [descents,
+    moves]) gets the AMAF visit and reward (``seen``: scratch [moves])."""
     roles = size.shape[1]
     index = np.zeros(roles, dtype=np.int64)
     for d in range(descents):
         proving = solver and settled[d]
+        if len(rave):
+            seen[:] = played[d]
         for depth in range(path_len[d] - 1, -1, -1):
             node = path_node[d, depth]
             _decode(node, path_joint[d, depth], size, index)
+            if len(rave):
+                _amaf_backup(node, index, rewards[d], chance, size, slot_base, slot_move,
+                             rave, seen)
             follower = _follower(node, lead, size, chance)
             if follower >= 0:
                 joint_total[child_base[node] + path_joint[d, depth]] += rewards[d, follower] - (
@@ -563,6 +635,25 @@ def backup(descents: int, rewards: np.ndarray, settled: np.ndarray, vmean: bool,
                                 child_base, child)
             if alpha > 0.0:
                 _implicit(node, chance, terminal, proven, value, heur, size, child_base, child)
+
+
+@_jit
+def _amaf_backup(node: int, index: np.ndarray, reward: np.ndarray, chance: np.ndarray,
+                 size: np.ndarray, slot_base: np.ndarray, slot_move: np.ndarray,
+                 rave: np.ndarray, seen: np.ndarray) -> None:
+    """``grave``: the moves played at ``node`` (``index``) join ``seen``, then each
+    chooser's slot there whose move is in ``seen`` counts the descent's ``reward``."""
+    for r in range(size.shape[1]):
+        if size[node, r] > 1 and not chance[r]:
+            seen[slot_move[_slot_of(node, r, index[r], size, slot_base)]] = True
+    for r in range(size.shape[1]):
+        if size[node, r] <= 1 or chance[r]:
+            continue
+        first = _slot_of(node, r, 0, size, slot_base)
+        for s in range(first, first + size[node, r]):
+            if seen[slot_move[s]]:
+                rave[s, 0] += 1.0
+                rave[s, 1] += reward[r]
 
 
 @_jit
@@ -737,7 +828,7 @@ def compact(number: np.ndarray, meta: np.ndarray, state: np.ndarray,
             value: np.ndarray, heur: np.ndarray, count: np.ndarray, rsum: np.ndarray,
             size: np.ndarray, slot_base: np.ndarray, slot_move: np.ndarray, slot_visits: np.ndarray,
             slot_total: np.ndarray, child_base: np.ndarray, child: np.ndarray,
-            joint_visits: np.ndarray, joint_total: np.ndarray) -> None:
+            joint_visits: np.ndarray, joint_total: np.ndarray, rave: np.ndarray) -> None:
     """Move the nodes kept to their numbers ``number`` (in order, -1 where dropped),
     their move slots and children with them, in place: nodes, slots and children lie
     in creation order, so each goes to where it is or before. A pointer to a dropped
@@ -770,6 +861,9 @@ def compact(number: np.ndarray, meta: np.ndarray, state: np.ndarray,
             slot_move[slots + k] = slot_move[first + k]
             slot_visits[slots + k] = slot_visits[first + k]
             slot_total[slots + k] = slot_total[first + k]
+            if len(rave):
+                rave[slots + k, 0] = rave[first + k, 0]
+                rave[slots + k, 1] = rave[first + k, 1]
         first = child_base[old]
         for k in range(n_joints):
             c = child[first + k]
@@ -808,6 +902,7 @@ def warm_up() -> float:
     slot_move, slot_visits, slot_total = np.zeros(8, dtype=i4), np.zeros(8), np.zeros(8)
     child = np.full(8, -1, dtype=i4)
     joint_visits, joint_total = np.zeros(8, dtype=i4), np.zeros(8, dtype=np.float32)
+    rave = np.zeros((8, 2), dtype=np.float32)
     chance, role_max = np.zeros(roles, dtype=b1), np.ones(roles)
     move_role = np.array([0, 1], dtype=i8)
     rows = np.array([[1], [2]], dtype=u8)
@@ -817,24 +912,26 @@ def warm_up() -> float:
     legal = np.array([[True, True]])
     fill(out[:1], np.zeros(1, dtype=b1), legal, np.zeros((1, roles)), move_role, meta,
          terminal, proven, value, count, rsum, size, slot_base, slot_move, slot_visits,
-         slot_total, child_base, child, joint_visits, joint_total)
+         slot_total, child_base, child, joint_visits, joint_total, rave)
     paths = (np.zeros((1, 4), dtype=i8), np.zeros((1, 4), dtype=i8), np.zeros((1, 4, roles)),
              np.zeros(1, dtype=i8), np.zeros(1, dtype=i8), np.zeros(1, dtype=i8))
     rng = np.array([1], dtype=u8)
     heur = np.full(nodes, 0.5)
     select(0, 1, 0.7, 0.7, True, 0, 0.4, heur, rng, chance, terminal, proven, count, rsum, size,
            slot_base, slot_visits, slot_total, child_base, child, joint_visits, joint_total,
-           *paths)
+           *paths, slot_move, rave, 1.0, 1e-4, np.full(roles, -1, dtype=i8),
+           np.full(moves, -1, dtype=i8), np.zeros(moves, dtype=i8))
     lookup(rows[1:], np.zeros(1, dtype=i8), np.zeros(1, dtype=i8), meta, table, state,
            child_base, child, out[1:], new[1:])
     fill(out[1:], np.ones(1, dtype=b1), legal, np.ones((1, roles)), move_role, meta,
          terminal, proven, value, count, rsum, size, slot_base, slot_move, slot_visits,
-         slot_total, child_base, child, joint_visits, joint_total)
+         slot_total, child_base, child, joint_visits, joint_total, rave)
     backup(1, np.ones((1, roles)), np.ones(1, dtype=b1), True, True, 0, 0.4, heur, chance,
            role_max,
            move_role, paths[0], paths[1], paths[2], paths[3], terminal, proven, value, rsum,
            size, slot_base, slot_move, slot_total, child_base, child, joint_total,
-           np.zeros(moves), np.zeros(moves), np.full(moves, -1, dtype=i8), 0)
+           np.zeros(moves), np.zeros(moves), np.full(moves, -1, dtype=i8), 0, rave,
+           np.zeros((1, moves), dtype=b1), np.zeros(moves, dtype=b1))
     undo(0, True, 0, chance, paths[0], paths[1], paths[2], paths[3], count, size, slot_base,
          slot_visits, slot_total, child_base, joint_visits, joint_total)
     prove(0, chance, role_max, terminal, proven, value, size, child_base, child)
@@ -844,7 +941,7 @@ def warm_up() -> float:
     keep = reachable(0, int(meta[0]), terminal, proven, count, 0.0, size, child_base, child)
     compact(np.cumsum(keep) - 1, meta, state, state.copy(), state.copy(), terminal,
             proven, value, heur, count, rsum, size, slot_base, slot_move, slot_visits,
-            slot_total, child_base, child, joint_visits, joint_total)
+            slot_total, child_base, child, joint_visits, joint_total, rave)
     rebuild_table(table, state, int(meta[0]))
     find(table, state, rows[0])
     return time.perf_counter() - started
