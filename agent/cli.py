@@ -4,7 +4,8 @@
 ``ggp agent --ws URL [--name NAME] [--token T]``
 
 Search options (both modes): ``--enhancements LIST`` (agent/search/mcts.py), ``--simultaneous
-duct|rm|exp3``, ``--mast-epsilon E``, ``--mast-temperature T``, ``--exploration C``.
+duct|rm|exp3``, ``--mast-epsilon E``, ``--mast-temperature T``, ``--cutoff-steps N``,
+``--exploration C``.
 
 Decisions are logged to stderr, one line per move. Ctrl-C stops it with one line
 (none with ``--quiet``: a launched agent shares the terminal of ``ggp match``), exit 130.
@@ -66,6 +67,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--mast-temperature", type=float, default=BrainOptions.mast_temperature,
                         metavar="T", help="temperature of MAST's Gibbs sampling, rewards in "
                         f"[0, 1] (enhancement gibbs; default {BrainOptions.mast_temperature:g})")
+    parser.add_argument("--cutoff-steps", type=int, default=BrainOptions.cutoff, metavar="N",
+                        help="playout steps before the cut-off evaluates the state: its "
+                        "material where the game has some, else its goals (enhancement "
+                        f"cutoff; default {BrainOptions.cutoff})")
     parser.add_argument("--exploration", type=float, default=None,
                         metavar="C", help="UCB1 exploration constant, rewards in [0, 1]; "
                         "giving it turns the enhancement explore off (default: explore's, "
@@ -92,6 +97,8 @@ def brain_options(args: argparse.Namespace) -> BrainOptions:
         raise GameError("--mast-epsilon must be between 0 and 1")
     if not 0 < args.mast_temperature < math.inf:
         raise GameError("--mast-temperature must be a number > 0")
+    if args.cutoff_steps < 1:
+        raise GameError("--cutoff-steps must be at least 1")
     exploration = args.exploration
     if exploration is None:
         exploration = BrainOptions.exploration
@@ -105,7 +112,7 @@ def brain_options(args: argparse.Namespace) -> BrainOptions:
                         solutions=args.solutions, enhancements=enhancements,
                         mast_epsilon=args.mast_epsilon, exploration=exploration,
                         simultaneous_exploration=args.simultaneous_exploration,
-                        mast_temperature=args.mast_temperature)
+                        mast_temperature=args.mast_temperature, cutoff=args.cutoff_steps)
 
 
 def main(argv: Sequence[str]) -> int:

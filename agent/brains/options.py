@@ -20,6 +20,7 @@ class BrainOptions:
     enhancements: tuple[str, ...] = DEFAULT_ENHANCEMENTS
     mast_epsilon: float = AgentConfig.mast_epsilon  # share of uniform moves in MAST playouts
     mast_temperature: float = AgentConfig.mast_temperature  # MAST's Gibbs sampling ("gibbs")
+    cutoff: int = AgentConfig.cutoff  # playout steps before the cut-off ("cutoff")
     exploration: float = AgentConfig.exploration  # UCB1 constant
     # UCB1 constant at simultaneous nodes
     simultaneous_exploration: float = AgentConfig.simultaneous_exploration
@@ -45,7 +46,7 @@ class BrainOptions:
             simultaneous=self.simultaneous, exploration=self.exploration,
             simultaneous_exploration=self.simultaneous_exploration,
             mast_epsilon=self.mast_epsilon, mast_temperature=self.mast_temperature,
-            max_nodes=self.max_nodes, graph_nodes=self.graph_nodes, seed=self.seed)
+            cutoff=self.cutoff, max_nodes=self.max_nodes, graph_nodes=self.graph_nodes, seed=self.seed)
 
 
 @dataclass(frozen=True)

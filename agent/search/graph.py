@@ -53,7 +53,7 @@ from types import ModuleType
 
 import numpy as np
 
-from agent.search.material import REFERENCE_VISITS, Material
+from agent.search.material import PIECE_SCALE, REFERENCE_VISITS, Material
 from agent.search.mcts import CLOSE, AgentConfig, AgentSearch
 from agent.search.playouts import BatchPlayouts, keep_facts
 from gdl.reasoning.batch_machine import batch_machine_of, pack_ints, unpack_int
@@ -343,8 +343,13 @@ class GraphSearch:
     @material.setter
     def material(self, found: Material | None) -> None:
         """The game's material; under ``minimax`` the nodes already in the pool are
-        evaluated by it (new ones are as they come)."""
+        evaluated by it (new ones are as they come), under ``cutoff`` the playouts cut
+        at ``AgentConfig.cutoff`` steps."""
         self._material = found
+        # "cutoff": a cut playout is worth the logistic of the pieces ahead, not its goals
+        # (breakthrough's say 0 to both roles until the end)
+        cut = found is not None and self.agent.on("cutoff") and len(found.masks) == 2
+        self.playouts.pieces = (*found.pieces(), PIECE_SCALE) if cut else None
         if self._alpha > 0:
             for low in range(0, self.graph.nodes, self.bm.state_chunk):
                 self._evaluate(np.arange(low, min(low + self.bm.state_chunk, self.graph.nodes)))

@@ -38,7 +38,9 @@ SAMPLE_STEPS = 1000      # a sample game this long is dropped (games that never 
 REFERENCE_VISITS = 200   # a seed's reference node has more visits than this (Sancho's)
 BIAS_RANGE = (0.5, 1.2)  # "explore": Sancho's exploration bias stays within these
 MATERIAL_BIAS = 0.7      # "explore": and is this share of it where a game has material
-PIECE_SCALE = 4.0        # "minimax": pieces ahead worth a logistic unit (as ``seed``'s)
+# "minimax", and "cutoff" where there is material: pieces ahead worth a logistic unit
+# (as ``seed``'s)
+PIECE_SCALE = 4.0
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,15 @@ class Material:
         if average <= 0:
             return 2.0
         return float(max(2, int(6.5 - abs(counts[role] - average) * 48 / average)))
+
+    def pieces(self) -> tuple[np.ndarray, np.ndarray]:
+        """The piece facts of both roles and the sign each counts with in role 0's
+        pieces ahead (+1 its own, -1 role 1's)."""
+        facts = [np.flatnonzero(np.unpackbits(np.ascontiguousarray(mask, dtype="<u8")
+                                              .view(np.uint8), bitorder="little"))
+                 for mask in self.masks]
+        return (np.concatenate(facts),
+                np.concatenate([np.ones(len(facts[0])), -np.ones(len(facts[1]))]))
 
     def evaluate(self, packed: np.ndarray) -> np.ndarray:
         """``minimax``'s evaluation of the packed states ``packed`` [rows, words]: role

@@ -86,7 +86,8 @@ from solvers.search.exact import exact_backup
 # both roles noop for ever; both players did, in 3 of 12 matches at 1 s clocks.
 # "graph" (agent.search.graph): the search over a graph of states in arrays, its
 # rounds compiled (where the engine is compiled and batched, with duct at
-# simultaneous nodes and none of grave, leaf, repeat, decisive).
+# simultaneous nodes and none of leaf, repeat, decisive; "grave" there keeps AMAF
+# statistics per move slot).
 # "wins" (gdl.reasoning.win_moves): batched playouts play a move that wins by itself
 # (onto breakthrough's far row) wherever one is legal: decisive moves without their
 # lookahead, found from the rules on the start clock. Off: 5 of 8 against the default

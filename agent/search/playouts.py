@@ -344,6 +344,10 @@ class BatchPlayouts:
         if self.net is not None and keep is not None:
             self.net = self.net.frozen(keep)
         self.wins = winning_moves_of(self.batch) if policy.wins else None
+        # a cut playout's evaluation (compiled playouts, two roles): the facts of their
+        # pieces, each one's sign (+1 role 0's) and the scale of the logistic of the
+        # pieces ahead; None: its goals (the graph search sets it: "cutoff", "material")
+        self.pieces: tuple[np.ndarray, np.ndarray, float] | None = None
 
     @property
     def chunk(self) -> int:
@@ -435,7 +439,7 @@ class BatchPlayouts:
                                   chance=sorted(self.chance), mode=mode,
                                   epsilon=policy.epsilon, temperature=policy.temperature,
                                   values=values, record=recording, wins=policy.wins,
-                                  defend=policy.defend))
+                                  defend=policy.defend, pieces=self.pieces))
         rewards = np.concatenate([p.rewards for p in parts])
         played = np.concatenate([p.played for p in parts])
         if policy.mast:

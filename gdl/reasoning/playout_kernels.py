@@ -29,6 +29,7 @@ same playouts); ``rand_below(n)`` takes the high 32 bits times ``n``.
 
 from __future__ import annotations
 
+import math
 import time
 
 import numpy as np
@@ -566,9 +567,12 @@ def _record(w: int, moving: np.uint64, chosen: np.ndarray, playout: np.ndarray,
 def _end(rows: np.ndarray, w: int, ending: np.uint64, cut: np.uint64, goal_row: np.ndarray,
          goal_role: np.ndarray, goal_scaled: np.ndarray, goal_count: np.ndarray,
          goal_sum: np.ndarray, playout: np.ndarray, began: np.ndarray, step_count: int,
-         rewards: np.ndarray, steps: np.ndarray) -> None:
+         rewards: np.ndarray, steps: np.ndarray, piece_row: np.ndarray,
+         piece_sign: np.ndarray, piece_scale: float) -> None:
     """The rewards and steps of the playouts ending in word ``w`` (``cut``: those at
-    the step limit)."""
+    the step limit; where ``piece_row`` has rows, two roles' pieces, a cut one is
+    worth ``1 / (1 + exp(-d / piece_scale))`` to role 0 and the rest to role 1, for
+    ``d`` the sum of ``piece_sign`` over the piece rows the lane holds)."""
     base = w * LANES
     n_roles = goal_count.shape[1]
     bits = ending
@@ -592,9 +596,17 @@ def _end(rows: np.ndarray, w: int, ending: np.uint64, cut: np.uint64, goal_row: 
         bits &= bits - _ONE
         lane = base + b
         k = playout[lane]
-        ill = NEUTRAL if (cut >> np.uint64(b)) & _ONE else 0.0
+        is_cut = (cut >> np.uint64(b)) & _ONE
+        ill = NEUTRAL if is_cut else 0.0
         for r in range(n_roles):
             rewards[k, r] = goal_sum[lane, r] if goal_count[lane, r] == 1 else ill
+        if is_cut and len(piece_row):
+            ahead = 0.0
+            for i in range(len(piece_row)):
+                if (rows[piece_row[i], w] >> np.uint64(b)) & _ONE:
+                    ahead += piece_sign[i]
+            rewards[k, 0] = 1.0 / (1.0 + math.exp(-ahead / piece_scale))
+            rewards[k, 1] = 1.0 - rewards[k, 0]
         steps[k] = step_count - 1 - began[lane]
 
 
@@ -661,7 +673,8 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
          prev_row: np.ndarray, move_pos: np.ndarray, banned: np.ndarray, rows: np.ndarray,
          scratch: np.ndarray, lane_bits: np.ndarray, lane_ints: np.ndarray, goal_sum: np.ndarray,
          rng: np.ndarray, rewards: np.ndarray, played: np.ndarray, steps: np.ndarray,
-         trace: np.ndarray) -> int:
+         trace: np.ndarray, piece_row: np.ndarray, piece_sign: np.ndarray,
+         piece_scale: float) -> int:
     """Playouts from each packed state ``packed[k]`` (``[K, n_words]``) to a terminal
     state or ``limit`` steps, in ``64 words`` lanes, into ``rewards[k]`` (goals / 100;
     a role without exactly one goal: 0 at a terminal state, NEUTRAL at a cut-off one;
@@ -673,7 +686,9 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
     ``temperature``; chance roles (``chance[r]``) always uniform. Before any of
     these, a role plays a move that wins by itself where one is legal: ``role_wins[r,
     c]`` has bit j set when its move ``role_moves[role_start[r] + 64 c + j]`` does
-    (row ``roles``: all ones). ``rng[0]``: the seed.
+    (row ``roles``: all ones). ``rng[0]``: the seed. A playout cut at ``limit`` with
+    ``piece_row`` given (two roles) is worth the logistic of its pieces ahead instead
+    of its goals (see :func:`_end`).
 
     ``defend`` (anti-decisive moves): a lane whose state lets a role play a move that
     wins by itself, reached by another role's choice, goes back to the state before
@@ -740,7 +755,8 @@ def play(n_rows: int, state_stream: np.ndarray, state_layers: np.ndarray,
         for w in range(live):
             if active[w] & ~moving[w]:
                 _end(rows, w, active[w] & ~moving[w], cuts[w], goal_row, goal_role, goal_scaled,
-                     goal_count, goal_sum, playout, began, step_count, rewards, steps)
+                     goal_count, goal_sum, playout, began, step_count, rewards, steps,
+                     piece_row, piece_sign, piece_scale)
         for w in range(live):
             for i in range(len(does_rows)):
                 rows[does_rows[i], w] = 0
@@ -891,5 +907,5 @@ def warm_up() -> float:
          np.zeros((7, 1), dtype=np.uint64), np.zeros((1, LANES), dtype=np.uint64),
          np.zeros((6, LANES), dtype=np.int64), np.zeros((1, LANES)),
          np.ones(1, dtype=np.uint64), np.zeros((1, 1)), np.zeros((0, 0), dtype=np.bool_),
-         ints.copy(), np.zeros((1, 0, 1), dtype=np.int64))
+         ints.copy(), np.zeros((1, 0, 1), dtype=np.int64), none, np.zeros(0), 4.0)
     return time.perf_counter() - started

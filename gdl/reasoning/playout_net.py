@@ -295,7 +295,8 @@ class PlayoutNet:
              chance: Sequence[int] = (), mode: int = 0, epsilon: float = 0.0,
              temperature: float = 1.0, values: np.ndarray | None = None,
              record: bool = False, trace_steps: int = 0, words: int | None = None,
-             wins: bool = False, defend: bool = False) -> PlayoutResult:
+             wins: bool = False, defend: bool = False,
+             pieces: tuple[np.ndarray, np.ndarray, float] | None = None) -> PlayoutResult:
         """Playouts from the packed states ``[K, n_words]`` (see
         :func:`gdl.reasoning.playout_kernels.play`): ``mode`` 0 uniform, 1 MAST
         epsilon-greedy, 2 Gibbs over ``values`` (per move); ``record``: the moves
@@ -304,7 +305,10 @@ class PlayoutNet:
         role plays a move that wins by itself where one is legal
         (:mod:`gdl.reasoning.win_moves`); ``defend`` (and ``wins``): a role's choice
         after which another role has such a move is taken back and another tried
-        (anti-decisive moves)."""
+        (anti-decisive moves); ``pieces`` (two roles): the facts of the roles' pieces,
+        the sign each counts with (+1 role 0's, -1 role 1's) and a scale: a playout cut
+        at ``limit`` is worth the logistic of its pieces ahead / scale to role 0 (its
+        goals otherwise)."""
         from gdl.reasoning import playout_kernels  # deferred: numba, when playouts run
 
         k, roles = len(packed), len(self.roles)
@@ -338,8 +342,17 @@ class PlayoutNet:
             np.zeros((7, words), dtype=np.uint64), np.zeros((self._blocks, 64), dtype=np.uint64),
             lane_ints, np.zeros((roles, 64 * words)),
             np.array([int(seed) & ((1 << 64) - 1)], dtype=np.uint64), rewards, played, steps,
-            trace)
+            trace, *self._pieces(pieces))
         return PlayoutResult(rewards, played, steps, trace, int(work))
+
+    def _pieces(self, pieces: tuple[np.ndarray, np.ndarray, float] | None
+                ) -> tuple[np.ndarray, np.ndarray, float]:
+        """The kernel's piece rows, their signs and the scale (no rows: none)."""
+        if pieces is None:
+            return np.zeros(0, dtype=np.int64), np.zeros(0), 1.0
+        facts, sign, scale = pieces
+        rows = self._net[self._fact_at][np.asarray(facts, dtype=np.int64)]
+        return rows.astype(np.int64), np.asarray(sign, dtype=np.float64), float(scale)
 
     def _role_wins(self, chance: np.ndarray) -> np.ndarray:
         """The kernel's ``role_wins`` for the moves that win by themselves (none of a
