@@ -68,9 +68,10 @@ def _parser() -> argparse.ArgumentParser:
                         metavar="T", help="temperature of MAST's Gibbs sampling, rewards in "
                         f"[0, 1] (enhancement gibbs; default {BrainOptions.mast_temperature:g})")
     parser.add_argument("--cutoff-steps", type=int, default=BrainOptions.cutoff, metavar="N",
-                        help="playout steps before the cut-off evaluates the state: its "
-                        "material where the game has some, else its goals (enhancement "
-                        f"cutoff; default {BrainOptions.cutoff})")
+                        help="playout steps before the cut-off evaluates the state: in the "
+                        "graph search its material where the enhancement material found "
+                        "pieces, else its goals (enhancement cutoff; default "
+                        f"{BrainOptions.cutoff})")
     parser.add_argument("--exploration", type=float, default=None,
                         metavar="C", help="UCB1 exploration constant, rewards in [0, 1]; "
                         "giving it turns the enhancement explore off (default: explore's, "

@@ -30,8 +30,7 @@ nodes, a bounded node pool, complete values propagated up):
   heuristic, :mod:`agent.search.material`) starts with a few visits at a value
   moved from its reference node's by the change;
 - ``factor``: a search of one factor's game (:mod:`gdl.reasoning.factors`), the
-  other factors' move-decided facts standing still (the agent keeps one per factor).
-
+  other factors' move-decided facts standing still (the agent keeps one per factor);
 - ``grave``: GRAVE (Cazenave 2015) on AMAF statistics kept per move slot (a move's
   mean blended with its AMAF mean at the deepest node of the descent with enough
   visits where its role chooses), as Sancho turns RAVE on in breakthrough-like games.

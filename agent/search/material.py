@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gdl.reasoning.batch_machine import BatchMachine, pack_ints
+from gdl.reasoning.batch_machine import BatchMachine, pack_ints, packed_to_bits
 
 MIN_CORRELATION = 0.06   # Sancho's MIN_HEURISTIC_CORRELATION
 MIN_STILL = 0.5          # a set's count stays the same on at least this share of steps
@@ -64,9 +64,8 @@ class Material:
     def pieces(self) -> tuple[np.ndarray, np.ndarray]:
         """The piece facts of both roles and the sign each counts with in role 0's
         pieces ahead (+1 its own, -1 role 1's)."""
-        facts = [np.flatnonzero(np.unpackbits(np.ascontiguousarray(mask, dtype="<u8")
-                                              .view(np.uint8), bitorder="little"))
-                 for mask in self.masks]
+        held = packed_to_bits(self.masks, 64 * self.masks.shape[1])
+        facts = [np.flatnonzero(row) for row in held]
         return (np.concatenate(facts),
                 np.concatenate([np.ones(len(facts[0])), -np.ones(len(facts[1]))]))
 
