@@ -39,12 +39,14 @@ import numpy as np
 from agent.brains.base import Observation
 from agent.brains.gdl_exact import ExactTable, kernels_held
 from agent.brains.gdl_joint import presolve_joint
+from agent.brains.gdl_threats import THREAT_SHARE, threat_move, threat_search
 from agent.brains.gdl_traps import trap_values
 from agent.brains.moves import draw, search_move
 from agent.brains.options import BrainOptions, GameSpec, role_index
 from agent.search import graph, material
 from agent.search.graph import GraphSearch, make_search
 from agent.search.mcts import AgentSearch
+from agent.search.threats import ThreatSearch
 from gdl.reasoning import kernels
 from gdl.reasoning.batch_machine import batch_machine_of, pack_ints
 from gdl.reasoning.factors import factors
@@ -102,6 +104,7 @@ class GdlBrain:
         self.rng = random.Random(options.seed)
         self.search = self._new_search(self._batchable(options.enhancements, until))
         self.factored: list[GraphSearch] = []   # "factor": a search per factor
+        self._threat: tuple[GraphSearch, ThreatSearch | None] | None = None   # "threats"
         self.table = ExactTable(self.machine, self.chance, options)
         self.solution = None
         if options.solutions:
@@ -172,6 +175,8 @@ class GdlBrain:
                 info["mast"] = self._mast_trial()
             self._factor(info)
             self._random_games(until, info)
+            if self._threats() is not None:   # (its winning moves read off the rules here)
+                info["threats"] = "on"
             result = self._searcher().search(self.state, deadline=until)
             info["playouts"] = result.playouts
         info["time"] = round(time.monotonic() - started, 3)
@@ -291,12 +296,18 @@ class GdlBrain:
                 # moves the one a fallible opponent gets wrong.
                 unsolved = isinstance(solved, str)
                 soft = started + self.search.agent.soft_share * (until - started)
+                threats = self._threats() if unsolved else None
+                searched = until - (THREAT_SHARE * (until - started) if threats else 0.0)
                 result = self._searcher().search(
-                    self.state, deadline=until if unsolved else started + 0.6 * (until - started),
+                    self.state,
+                    deadline=searched if unsolved else started + 0.6 * (until - started),
                     soft_deadline=soft)
                 info.update(playouts=result.playouts, nodes=result.nodes, recycled=result.recycled)
                 if unsolved:
                     move = self._search_move(result, info)
+                    if threats is not None and not result.proven:
+                        move = threat_move(threats, self.machine, self.state, self.role,
+                                           result, move, until, info)
                 else:
                     move = self._exact_move(solved, result, info, until)
         info["time"] = round(time.monotonic() - started, 3)
@@ -359,6 +370,17 @@ class GdlBrain:
                 if search.factor_moves[columns].all():
                     return search
         return self.search
+
+    def _threats(self) -> ThreatSearch | None:
+        """``threats``: the threat search checking the whole game's graph search's moves
+        (:mod:`agent.brains.gdl_threats`), where it applies; built once per search."""
+        search = self._searcher()
+        if not (search is self.search and isinstance(search, GraphSearch)
+                and search.agent.on("threats")):
+            return None
+        if self._threat is None or self._threat[0] is not search:
+            self._threat = (search, threat_search(search, len(self.machine.roles), self.chance))
+        return self._threat[1]
 
     def _ponder(self, until: float, info: dict[str, Any]) -> None:
         """``ponder``: with one legal move, search anyway until the answer is due (the

@@ -125,7 +125,7 @@ from solvers.search.exact import exact_backup
 # 2 of 6 (2 and 4 of 6 without, two runs); docs/agent.md.
 ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", "timing",
                 "ponder", "decisive", "leaf", "mastcost", "repeat", "vmean", "graph", "wins",
-                "defend", "serial", "factor", "material", "explore", "minimax")
+                "defend", "serial", "factor", "material", "explore", "minimax", "threats")
 # "timing" is off: a GGP play clock is not banked, so the 15% of it a clear decision
 # left unused was search lost (every move of connectFourSimultaneous against Sancho
 # at a 5 s clock stopped at 3.61 of its 4.25 s)
@@ -136,7 +136,7 @@ ENHANCEMENTS = ("batch", "mast", "gibbs", "grave", "solver", "reuse", "cutoff", 
 # 4 of 6 (0 of 14 without) and chinook 6 of 6 (5 of 6 without); where a game does not split
 # it changes nothing but 0.01-0.3 s of start-clock analysis.
 DEFAULT_ENHANCEMENTS = ("batch", "mast", "gibbs", "solver", "reuse", "ponder", "mastcost", "vmean",
-                        "graph", "factor", "material", "explore")
+                        "graph", "factor", "material", "explore", "threats")
 SIMULTANEOUS = ("duct", "rm", "exp3")
 CLOSE = 0.02  # "timing": moves whose mean rewards differ less are equally good
 
