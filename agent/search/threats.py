@@ -120,9 +120,10 @@ class ThreatSearch:
         joint[:, 1 - mover] = moves[1 - mover][0]
         return mover, moves[mover], joint
 
-    def _value(self, goal: np.ndarray, role: int) -> float:
-        """``role``'s goal at a terminal state (-1 where it has none)."""
-        return float(self.goal_values[role][goal].max(initial=-1.0))
+    def _ended_won(self, step: StepResult, role: int) -> np.ndarray:
+        """Where each state of ``step`` is terminal with ``role``'s best goal."""
+        value = np.where(step.goal, self.goal_values[role], -1.0).max(axis=1, initial=-1.0)
+        return step.terminal & (value >= self.best[role])
 
     def _attack(self, state: np.ndarray, legal: np.ndarray, attacker: int,
                 plies: int) -> int | None:
@@ -148,30 +149,26 @@ class ThreatSearch:
         defender = 1 - attacker
         children = self._step(np.repeat(state[None], len(moves), axis=0), joint).children
         child = self.info(children)
-        # each open child's replies: (child, joint move) rows
-        rows: list[int] = []
-        replies: list[np.ndarray] = []
-        for i in range(len(moves)):
-            if child.terminal[i]:
-                if self._value(child.goal[i], attacker) >= self.best[attacker]:
-                    return int(moves[i])
-                continue
-            reply = self._turn(child.legal[i])
-            # (the defender's own winning move refutes the attacker's)
-            if reply is None or reply[0] != defender or (
-                    child.legal[i] & self.win_of[defender]).any():
-                continue
-            rows += [i] * len(reply[1])
-            replies.append(reply[2])
-        if not rows:
+        won = self._ended_won(child, attacker)
+        if won.any():
+            return int(moves[np.argmax(won)])
+        own = child.legal & (self.role_of == attacker)
+        theirs = child.legal & (self.role_of == defender)
+        # the children where the defender alone chooses, with no winning move of its own
+        # (which would refute the attacker's)
+        open_ = (~child.terminal & (own.sum(axis=1) == 1) & theirs.any(axis=1)
+                 & ~(child.legal & self.win_of[defender]).any(axis=1))
+        at, reply = np.nonzero(theirs & open_[:, None])   # (child, reply) rows
+        if not len(at):
             return None
-        at = np.array(rows)
-        grand = self._step(children[at], np.concatenate(replies)).children
+        replies = np.empty((len(at), 2), dtype=np.int64)
+        replies[:, defender] = reply
+        replies[:, attacker] = own[at].argmax(axis=1)
+        grand = self._step(children[at], replies).children
         after = self.info(grand)
         ends = after.terminal
-        won = np.array([self._value(after.goal[j], attacker) >= self.best[attacker]
-                        if ends[j] else bool((after.legal[j] & self.win_of[attacker]).any())
-                        for j in range(len(at))])
+        won = self._ended_won(after, attacker) | (
+            ~ends & (after.legal & self.win_of[attacker]).any(axis=1))
         lost = ends & ~won   # a reply that ends the game, not in the attacker's favour
         candidates = []
         for i in np.unique(at):
