@@ -10,6 +10,8 @@ the search's move (agent/brains/gdl_threats.py).
    (a proof), and plays a move the threat search finds no forced loss after.
 4. The agent, by default, builds the check on the start clock and plays, there, a move
    after which the threat search finds no forced loss (28 of the 30 have one).
+5. The kernels' warm-up compiles the step the threat search calls (a match's first
+   check compiled it within the move, past its deadline).
 """
 
 from __future__ import annotations
@@ -147,3 +149,13 @@ def test_the_agent_plays_a_move_the_threat_search_does_not_refute(monkeypatch) -
                                                    machine.parse_move(kif, 1)))
     n_words = threats.net.n_words
     assert threats.forced_win(pack_ints([child], n_words)[0], 0, THREAT_PLIES) is None, info
+
+
+def test_the_kernels_warm_up_compiles_the_step_the_threat_search_calls() -> None:
+    from gdl.reasoning import playout_kernels
+
+    playout_kernels.warm_up()
+    warmed = set(playout_kernels.step.signatures)
+    machine, threats = _search("breakthrough")
+    threats.forced_win(pack_ints([machine.initial_state()], threats.net.n_words)[0], 0, 3)
+    assert set(playout_kernels.step.signatures) == warmed and len(warmed) == 1
