@@ -54,12 +54,14 @@ def threat_move(threats: ThreatSearch, machine, state: Hashable, me: int, result
     if won is not None:
         info["threats"] = f"a forced win in {won.plies}"
         return 1 << won.move
-    other = [machine.legal_moves(state, r)[0] for r in range(2)]
+    theirs = machine.legal_moves(state, 1 - me)
+    if len(theirs) != 1:   # both choose here: a move of ours leads to no one state
+        return chosen
     moves = result.moves[me]
     order = [chosen] + [moves[i] for i in np.argsort(-np.asarray(result.strategy[me]),
                                                      kind="stable") if moves[i] != chosen]
     for checked, move in enumerate(order):
-        joint = [move if r == me else other[r] for r in range(2)]
+        joint = [move, theirs[0]] if me == 0 else [theirs[0], move]
         child = machine.next_state(state, joint)
         if machine.is_terminal(child):   # ours if it ends the game with our best goal
             if machine.goals(child)[me] >= threats.best[me]:
