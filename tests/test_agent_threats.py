@@ -10,7 +10,8 @@ the search's move (agent/brains/gdl_threats.py).
    (a proof), and plays a move the threat search finds no forced loss after.
 4. The agent, by default, builds the check on the start clock and plays, there, a move
    after which the threat search finds no forced loss (28 of the 30 have one).
-5. The kernels' warm-up compiles the step the threat search calls (a match's first
+5. Where both roles choose (chinook), the search's move stands.
+6. The kernels' warm-up compiles the step the threat search calls (a match's first
    check compiled it within the move, past its deadline).
 """
 
@@ -159,3 +160,17 @@ def test_the_kernels_warm_up_compiles_the_step_the_threat_search_calls() -> None
     machine, threats = _search("breakthrough")
     threats.forced_win(pack_ints([machine.initial_state()], threats.net.n_words)[0], 0, 3)
     assert set(playout_kernels.step.signatures) == warmed and len(warmed) == 1
+
+
+def test_where_both_roles_choose_the_searchs_move_stands() -> None:
+    machine, threats = _search("chinook")
+    assert threats.applies   # both roles have moves that win by themselves
+    state = machine.initial_state()
+    moves = machine.legal_joint_moves(state)
+    assert min(len(m) for m in moves) > 1
+    result = SimpleNamespace(moves=tuple(map(tuple, moves)),
+                             strategy=tuple(np.full(len(m), 1.0 / len(m)) for m in moves))
+    info: dict = {}
+    chosen = moves[0][-1]
+    assert threat_move(threats, machine, state, 0, result, chosen, float("inf"), info) == chosen
+    assert "threats" not in info

@@ -1,7 +1,7 @@
 """``threats``: the search's move checked by a threat search before it is played.
 
-In a turn-based game of two roles whose wins are moves that win by themselves
-(breakthrough, knightThrough), :class:`agent.search.threats.ThreatSearch` proves forced
+In a game of two roles whose wins are moves that win by themselves (breakthrough,
+knightThrough; chinook), :class:`agent.search.threats.ThreatSearch` proves forced
 wins made of threats 7 plies deep within milliseconds, where the graph's MCTS-Solver needs
 every reply of every ply expanded. So after the search, in time kept from it:
 
@@ -11,9 +11,12 @@ every reply of every ply expanded. So after the search, in time kept from it:
    refutes is not). Refutations are quick (most are wins in 3); the first move not
    refuted costs a whole search, and the time kept bounds the checks.
 
-Against Sancho the graph search played such a move once in the 8 matches it lost in these
-games (knightThrough, value 20: Sancho won in 5 plies; 2 of 30 moves had no forced loss
-within 7). A found win or loss is a proof; a failure proves nothing, so where every move
+Where both roles choose at once (chinook), a move of ours leads to no one state: only a
+win of ours in one move is looked for there.
+
+Against Sancho the graph search played such a move in 2 of the 8 matches it lost in
+these games (knightThrough, at values 6 and 20: Sancho won in 3 and 5 plies, where 2 moves
+had no forced loss within 7). A found win or loss is a proof; a failure proves nothing, so where every move
 checked is refuted, or time runs out, the search's move stands.
 """
 
