@@ -1,7 +1,7 @@
 """``threats``: the search's move checked by a threat search before it is played.
 
 In a game of two roles whose wins are moves that win by themselves (breakthrough,
-knightThrough; chinook), :class:`agent.search.threats.ThreatSearch` proves forced
+knightThrough), :class:`agent.search.threats.ThreatSearch` proves forced
 wins made of threats 7 plies deep within milliseconds, where the graph's MCTS-Solver needs
 every reply of every ply expanded. So after the search, in time kept from it:
 
@@ -11,8 +11,9 @@ every reply of every ply expanded. So after the search, in time kept from it:
    refutes is not). Refutations are quick (most are wins in 3); the first move not
    refuted costs a whole search, and the time kept bounds the checks.
 
-Where both roles choose at once (chinook), a move of ours leads to no one state: only a
-win of ours in one move is looked for there.
+Where both roles choose at once, a move of ours leads to no one state: only a win of ours
+in one move is looked for there. A game whose factors are searched apart (chinook) gets no
+check: it serves the whole game's search.
 
 Against Sancho the graph search played such a move in 2 of the 8 matches it lost in
 these games (knightThrough, at values 6 and 20: Sancho won in 3 and 5 plies, where 2 moves
