@@ -1,9 +1,9 @@
 """``threats``: the search's move checked by a threat search before it is played.
 
 In a game of two roles whose wins are moves that win by themselves (breakthrough,
-knightThrough), :class:`agent.search.threats.ThreatSearch` proves forced
-wins made of threats 7 plies deep within milliseconds, where the graph's MCTS-Solver needs
-every reply of every ply expanded. So after the search, in time kept from it:
+knightThrough), :class:`agent.search.threats.ThreatSearch` proves forced wins made of
+threats 7 plies deep within milliseconds, where the graph's MCTS-Solver needs every
+reply of every ply expanded. So after the search, in time kept from it:
 
 1. a forced win of ours by threats from the current state is played;
 2. else the search's move, then the others, most visited first, are checked until one
@@ -16,9 +16,10 @@ in one move is looked for there. A game whose factors are searched apart (chinoo
 check: it serves the whole game's search.
 
 Against Sancho the graph search played such a move in 2 of the 8 matches it lost in
-these games (knightThrough, at values 6 and 20: Sancho won in 3 and 5 plies, where 2 moves
-had no forced loss within 7). A found win or loss is a proof; a failure proves nothing, so where every move
-checked is refuted, or time runs out, the search's move stands.
+these games (knightThrough, at values 6 and 20: Sancho won in 3 and 5 plies, where 2
+moves had no forced loss within 7). A found win or loss is a proof; a failure proves
+nothing, so where every move checked is refuted, or time runs out, the search's move
+stands.
 """
 
 from __future__ import annotations
