@@ -64,8 +64,8 @@ def test_the_suite_appends_each_match_and_resumes(tmp_path: Path,
     assert main([*run, "--matches", "2"]) == 0
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     assert [(r["config"], r["match"], r["seat"]) for r in rows] == [
-        ("batch,mast,gibbs,solver,reuse,ponder,mastcost,vmean,graph,factor,material,explore@duct", 0, 0),
-        ("batch,mast,gibbs,solver,reuse,ponder,mastcost,vmean,graph,factor,material,explore@duct", 1, 1),
+        ("batch,mast,gibbs,solver,reuse,ponder,mastcost,vmean,graph,factor,material,explore,threats@duct", 0, 0),
+        ("batch,mast,gibbs,solver,reuse,ponder,mastcost,vmean,graph,factor,material,explore,threats@duct", 1, 1),
         ("solver@exp3", 0, 0), ("solver@exp3", 1, 1)]
     assert all(r["goals"] in ([100, 0], [0, 100]) and r["steps"] == 1 for r in rows)
     with pytest.raises(GameError, match="already has 4 matches: --resume"):
@@ -110,7 +110,7 @@ def test_fixed_playout_matches_are_recorded_apart(tmp_path: Path,
     assert main(["--suite", "--games", str(game), "--playouts", "200", "--matches", "4",
                  "--results", str(results), "--configs", "default;none"]) == 0
     rows = [json.loads(line) for line in results.read_text().splitlines()]
-    names = ["batch,mast,gibbs,solver,reuse,ponder,mastcost,vmean,graph,factor,material,explore@duct/p200", "@duct/p200"]
+    names = ["batch,mast,gibbs,solver,reuse,ponder,mastcost,vmean,graph,factor,material,explore,threats@duct/p200", "@duct/p200"]
     assert [r["config"] for r in rows] == [names[0]] * 4 + [names[1]] * 4
     # both searches find the first player's win (take 1): the first seat wins every match
     assert all(r["goals"] == [100, 0] and r["playouts"] == 200 and r["late"] == 0
@@ -153,7 +153,7 @@ def test_suite_configs_name_their_settings_and_pass_them_to_the_agent() -> None:
 
     tuned = Config.of("default,no-ponder@duct,t=0.1,s=0.3,c=0.4")
     # named in a fixed order; t is the default; the c asked for turns explore off
-    assert tuned.name == ("batch,mast,gibbs,solver,reuse,mastcost,vmean,graph,factor,material"
+    assert tuned.name == ("batch,mast,gibbs,solver,reuse,mastcost,vmean,graph,factor,material,threats"
                           "@duct,c=0.4,s=0.3")
     assert "explore" in Config.of("default@duct,s=0.3").name
     options = tuned.options(seed=5)
