@@ -58,8 +58,9 @@ class ThreatSearch:
         self.net = net
         self.budget = budget
         batch = net.batch
-        self.role_of = np.asarray(batch.move_role, dtype=np.int64)
-        self.win_of = [np.asarray(wins, dtype=np.bool_) & (self.role_of == r) for r in (0, 1)]
+        role_of = np.asarray(batch.move_role, dtype=np.int64)
+        self.moves_of = [role_of == r for r in (0, 1)]   # each role's moves
+        self.win_of = [np.asarray(wins, dtype=np.bool_) & mine for mine in self.moves_of]
         values = np.nan_to_num(np.asarray(batch.goal_value, dtype=np.float64), nan=-1.0)
         goal_role = np.asarray(batch.goal_role, dtype=np.int64)
         # a goal atom's value for each role (-1: not the role's), and each role's best
@@ -111,10 +112,10 @@ class ThreatSearch:
     def _turn(self, legal: np.ndarray) -> tuple[int, np.ndarray, np.ndarray] | None:
         """Who moves where ``legal`` holds: (the mover, its moves, a joint move for each),
         the other role's one legal move beside it; None where both choose."""
-        moves = [np.flatnonzero(legal & (self.role_of == r)) for r in (0, 1)]
-        if min(len(m) for m in moves) == 0 or min(len(m) for m in moves) > 1:
+        moves = [np.flatnonzero(legal & mine) for mine in self.moves_of]
+        if min(len(m) for m in moves) != 1:   # a role without moves, or both choose
             return None
-        mover = 0 if len(moves[0]) > 1 or len(moves[1]) == 1 and len(moves[0]) == 1 else 1
+        mover = 1 if len(moves[1]) > 1 else 0
         joint = np.empty((len(moves[mover]), 2), dtype=np.int64)
         joint[:, mover] = moves[mover]
         joint[:, 1 - mover] = moves[1 - mover][0]
@@ -152,8 +153,8 @@ class ThreatSearch:
         won = self._ended_won(child, attacker)
         if won.any():
             return int(moves[np.argmax(won)])
-        own = child.legal & (self.role_of == attacker)
-        theirs = child.legal & (self.role_of == defender)
+        own = child.legal & self.moves_of[attacker]
+        theirs = child.legal & self.moves_of[defender]
         # the children where the defender alone chooses, with no winning move of its own
         # (which would refute the attacker's)
         open_ = (~child.terminal & (own.sum(axis=1) == 1) & theirs.any(axis=1)
