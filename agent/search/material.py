@@ -198,8 +198,11 @@ def learn(found: Sample, bm: BatchMachine) -> tuple[Material | None, str]:
 def exploration(found: Sample, material: bool) -> tuple[float, str]:
     """``explore``: Sancho's exploration bias from the random games' lengths (short
     games explore more), 0.7 of it where the game has material, as the UCB1 constant
-    of rewards in [0, 1] at the variance of a fair coin (Sancho's UCB-tuned term
-    ``bias * sqrt(min(0.25, variance) * 2 ln N / n)``: ``c = bias * sqrt(0.5)``)."""
+    of rewards in [0, 1] at the variance of a fair coin: ``c = bias * sqrt(0.5)``.
+    Sancho's term is ``bias * sqrt(min(0.5, V) * 2 ln N / n)`` with ``V = variance +
+    sqrt(2 ln N / n)``, so at that variance this ``c`` is its value for much visited
+    arms; an arm with fewer than about ``32 ln N`` visits gets up to ``bias`` (our
+    constant follows neither the variance nor the visits)."""
     lengths = found.lengths.astype(float)
     mean, spread = lengths.mean(), lengths.std()
     middle = (lengths.max() + lengths.min()) / 2
